@@ -1,0 +1,40 @@
+# The README's two commands: `make reports` and `make test`.
+# Both build the environment when it is missing: an active conda environment that
+# already has dpstats installed is reused; otherwise a local .venv is created with
+# `python3 -m venv` and reused afterwards (rebuilt when pyproject.toml changes).
+
+SHELL := /bin/bash
+PYTHON3 ?= python3
+VENV := .venv
+STAMP := $(VENV)/.installed
+
+CONDA_READY := $(shell [ -n "$$CONDA_PREFIX" ] && python -c "import dpstats, papermill, nbval, pytest" 2>/dev/null && echo yes)
+ifeq ($(CONDA_READY),yes)
+PY := python
+ENV_TARGET :=
+else
+PY := $(VENV)/bin/python
+ENV_TARGET := $(STAMP)
+endif
+
+.PHONY: env test reports bench lint clean
+
+env: $(ENV_TARGET)
+
+$(STAMP): pyproject.toml
+	$(PYTHON3) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV)/bin/python -m pip install --quiet -e '.[notebooks,test]'
+	touch $@
+
+test: env
+	MPLBACKEND=Agg $(PY) -m pytest -q tests
+
+reports: env
+	MPLBACKEND=Agg $(PY) -m dpstats report --profile full
+
+lint: env
+	$(PY) -m ruff check dpstats tests
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

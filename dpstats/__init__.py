@@ -1,0 +1,57 @@
+"""dpstats: differentially private statistics and machine learning, reproducibly.
+
+Neighbouring datasets differ by replacing one row (``n`` is public). Every
+mechanism states its sensitivity, the paper it follows and its calibration; see
+the README for the conventions.
+
+Heavy submodules are imported on first use, so ``import dpstats`` stays fast.
+"""
+
+from importlib import import_module
+
+from .accounting import Accountant
+from .descriptive import histogram, mean, variance
+from .exceptions import (
+    BudgetExceededError,
+    DataValidationError,
+    NotPrivateError,
+    NotPrivateWarning,
+    OutOfBoundsError,
+    ParameterError,
+    PrivacyError,
+)
+
+__version__ = "0.1.0"
+
+# public name -> submodule that defines it (imported lazily, PEP 562)
+_LAZY = {
+    "audit": "audit",
+}
+
+__all__ = [
+    "Accountant",
+    "BudgetExceededError",
+    "DataValidationError",
+    "NotPrivateError",
+    "NotPrivateWarning",
+    "OutOfBoundsError",
+    "ParameterError",
+    "PrivacyError",
+    "histogram",
+    "mean",
+    "variance",
+    *_LAZY,
+]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        module = import_module(f".{_LAZY[name]}", __name__)
+        value = module if _LAZY[name] == name else getattr(module, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'dpstats' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,190 @@
+"""Checks shared by every mechanism: privacy parameters, data, bounds and randomness.
+
+Each check raises a :class:`~dpstats.exceptions.ParameterError` or
+:class:`~dpstats.exceptions.DataValidationError` (both ``ValueError``) whose message
+names the parameter, the value and what is allowed.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .exceptions import DataValidationError, OutOfBoundsError, ParameterError
+
+# Rows produced by dividing by a norm can exceed 1 by a few ulps; this tolerance on
+# the squared norm absorbs rounding only (it moves a sensitivity by < 1e-10).
+NORM_TOLERANCE = 1e-10
+
+
+def _is_real_scalar(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def check_epsilon(epsilon, name: str = "epsilon") -> float:
+    """Return ``epsilon`` as a float after checking it is finite and > 0."""
+    if not _is_real_scalar(epsilon) or not np.isfinite(epsilon) or epsilon <= 0:
+        raise ParameterError(f"{name} must be a finite number > 0; got {epsilon!r}")
+    return float(epsilon)
+
+
+def check_delta(delta, name: str = "delta") -> float:
+    """Return ``delta`` as a float after checking 0 <= delta < 1."""
+    if not _is_real_scalar(delta) or not np.isfinite(delta) or not 0 <= delta < 1:
+        raise ParameterError(f"{name} must be a number with 0 <= {name} < 1; got {delta!r}")
+    return float(delta)
+
+
+def check_positive(value, name: str) -> float:
+    """Return ``value`` as a float after checking it is finite and > 0."""
+    if not _is_real_scalar(value) or not np.isfinite(value) or value <= 0:
+        raise ParameterError(f"{name} must be a finite number > 0; got {value!r}")
+    return float(value)
+
+
+def check_int(value, name: str, *, low: int = 1, high: int | None = None) -> int:
+    """Return ``value`` as an int after checking ``low <= value <= high``."""
+    allowed = f"an integer >= {low}" if high is None else f"an integer in [{low}, {high}]"
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+        raise ParameterError(f"{name} must be {allowed}; got {value!r}")
+    if value < low or (high is not None and value > high):
+        raise ParameterError(f"{name} must be {allowed}; got {value!r}")
+    return int(value)
+
+
+def check_choice(value, name: str, choices) -> str:
+    """Return ``value`` after checking it is one of ``choices``."""
+    if value not in choices:
+        allowed = ", ".join(repr(c) for c in choices)
+        raise ParameterError(f"{name} must be one of {allowed}; got {value!r}")
+    return value
+
+
+def check_rng(rng) -> np.random.Generator:
+    """Turn ``rng`` into a :class:`numpy.random.Generator`.
+
+    ``None`` draws fresh entropy from the operating system (never a fixed seed);
+    an int or :class:`numpy.random.SeedSequence` seeds a new generator; a
+    ``Generator`` is used as it is.
+    """
+    if rng is None or isinstance(rng, np.random.SeedSequence):
+        return np.random.default_rng(rng)
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) and rng >= 0:
+        return np.random.default_rng(int(rng))
+    raise ParameterError(
+        f"rng must be None, a non-negative int seed or a numpy.random.Generator; got {rng!r}"
+    )
+
+
+def check_array(x, name: str, *, ndim: tuple[int, ...] = (1, 2), min_rows: int = 1) -> np.ndarray:
+    """Return ``x`` as a float64 array with an allowed number of dimensions.
+
+    Finiteness is not checked here: the bound and norm checks below catch NaN and
+    infinity in the same pass that checks the declared bounds.
+    """
+    try:
+        arr = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise DataValidationError(f"{name} must be numeric array-like; got {type(x).__name__}") from err
+    if arr.ndim not in ndim:
+        allowed = " or ".join(f"{d}-D" for d in ndim)
+        raise DataValidationError(f"{name} must be {allowed}; got an array of shape {arr.shape}")
+    rows = arr.shape[0] if arr.ndim else 1
+    if rows < min_rows:
+        raise DataValidationError(f"{name} must have at least {min_rows} row(s); got shape {arr.shape}")
+    return arr
+
+
+def check_finite(x: np.ndarray, name: str) -> np.ndarray:
+    """Raise if ``x`` holds NaN or infinite values."""
+    if not np.isfinite(x).all():
+        bad = int(np.size(x) - np.count_nonzero(np.isfinite(x)))
+        raise DataValidationError(f"{name} contains {bad} NaN or infinite value(s); remove or impute them")
+    return x
+
+
+def check_bounds(bounds, name: str = "bounds") -> tuple[np.ndarray, np.ndarray]:
+    """Return ``(lower, upper)`` as float arrays after checking lower < upper, both finite.
+
+    ``bounds`` is a pair; each side is a scalar or an array broadcastable to the
+    shape of one record (for example one value per column).
+    """
+    if bounds is None:
+        raise ParameterError(
+            f"{name} is required: pass (lower, upper) chosen without looking at the data"
+        )
+    try:
+        lower, upper = bounds
+        lower = np.asarray(lower, dtype=np.float64)
+        upper = np.asarray(upper, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise ParameterError(f"{name} must be a pair (lower, upper); got {bounds!r}") from err
+    if not (np.isfinite(lower).all() and np.isfinite(upper).all()) or not (lower < upper).all():
+        raise ParameterError(
+            f"{name} must be finite with lower < upper; got ({lower.tolist()}, {upper.tolist()})"
+        )
+    return lower, upper
+
+
+def enforce_bounds(x: np.ndarray, lower, upper, *, name: str, axis=None, clip: bool) -> np.ndarray:
+    """Check that every value of ``x`` lies in ``[lower, upper]``, or clip it when asked.
+
+    One pass for the minimum and one for the maximum: NaN propagates through both,
+    so the same passes detect non-finite data. With ``clip=True`` the values are
+    clipped (a data-independent transformation, so it keeps the guarantee);
+    without it an out-of-bounds value raises :class:`OutOfBoundsError`.
+    """
+    lo_seen = np.min(x, axis=axis)
+    hi_seen = np.max(x, axis=axis)
+    if np.isnan(lo_seen).any() or np.isnan(hi_seen).any():
+        check_finite(x, name)
+    if clip:
+        return np.clip(x, _expand(lower, x, axis), _expand(upper, x, axis))
+    if (lo_seen < lower).any() or (hi_seen > upper).any():
+        lo_b, hi_b = _expand(lower, x, axis), _expand(upper, x, axis)
+        outside = int(np.count_nonzero((x < lo_b) | (x > hi_b)))
+        raise OutOfBoundsError(
+            f"{name} has {outside} value(s) outside the declared bounds "
+            f"[{_fmt(lower)}, {_fmt(upper)}]; fix the bounds, clip the data yourself, "
+            "or pass clip=True to clip them (clipping keeps the privacy guarantee)"
+        )
+    return x
+
+
+def check_row_norms(X: np.ndarray, name: str = "X", *, max_norm: float = 1.0, clip: bool = False) -> np.ndarray:
+    """Check that every row of the 2-D array ``X`` has L2 norm <= ``max_norm``.
+
+    Non-finite values are caught in the same pass. With ``clip=True`` rows with a
+    larger norm are scaled down to ``max_norm`` (the private-safe alternative to
+    dividing by the largest norm, which reads the data).
+    """
+    sq = np.einsum("ij,ij->i", X, X)
+    if not np.isfinite(sq).all():
+        check_finite(X, name)
+    limit = max_norm * max_norm * (1 + NORM_TOLERANCE)
+    over = sq > limit
+    if not over.any():
+        return X
+    if clip:
+        scale = np.ones_like(sq)
+        scale[over] = max_norm / np.sqrt(sq[over])
+        return X * scale[:, None]
+    raise OutOfBoundsError(
+        f"{name} has {int(over.sum())} row(s) with L2 norm > {max_norm:g} "
+        f"(largest {np.sqrt(sq.max()):.4g}); clip them with "
+        f"dpstats.datasets.clip_rows({name}, {max_norm:g}) or pass clip=True "
+        "(dividing by the largest norm reads the data and is not private)"
+    )
+
+
+def _expand(bound: np.ndarray, x: np.ndarray, axis) -> np.ndarray:
+    if axis is None or bound.ndim == 0:
+        return bound
+    return np.expand_dims(bound, axis)
+
+
+def _fmt(bound: np.ndarray) -> str:
+    return f"{float(bound):g}" if bound.ndim == 0 else np.array2string(bound, precision=4)

@@ -1,0 +1,52 @@
+"""Errors and warnings raised by dpstats.
+
+Every invalid argument raises a :class:`ValueError` subclass whose message names
+the parameter, the value received and what is allowed. Privacy-specific failures
+(an exhausted budget, a mechanism that is not differentially private) have their
+own classes so that callers can catch them separately.
+"""
+
+__all__ = [
+    "BudgetExceededError",
+    "DataValidationError",
+    "NotPrivateError",
+    "NotPrivateWarning",
+    "OutOfBoundsError",
+    "ParameterError",
+    "PrivacyError",
+]
+
+
+class ParameterError(ValueError):
+    """A parameter (epsilon, delta, k, bounds, ...) is outside its allowed range."""
+
+
+class DataValidationError(ValueError):
+    """The data are malformed: wrong shape, non-numeric, NaN or infinite values."""
+
+
+class OutOfBoundsError(DataValidationError):
+    """Data lie outside the bounds (or row norms) the caller declared.
+
+    dpstats never clips silently: the message says how many values are outside
+    and how to clip them on purpose.
+    """
+
+
+class PrivacyError(Exception):
+    """Base class for refusals made to protect the privacy guarantee."""
+
+
+class BudgetExceededError(PrivacyError):
+    """A release would spend more than the accountant's remaining budget.
+
+    Raised before any noise is drawn, so nothing is released.
+    """
+
+
+class NotPrivateError(PrivacyError):
+    """An accountant was asked to record a mechanism that is not differentially private."""
+
+
+class NotPrivateWarning(UserWarning):
+    """The release is not differentially private (for example the SN / Wishart mechanism)."""

@@ -1,0 +1,127 @@
+"""The bad-input matrix: every invalid argument raises a ValueError naming the parameter."""
+
+import numpy as np
+import pytest
+
+import dpstats as dps
+from dpstats.exceptions import DataValidationError, OutOfBoundsError, ParameterError
+
+X = np.array([0.1, 0.4, 0.8])
+
+
+def _mean(**kw):
+    args = dict(x=X, epsilon=1.0, delta=0.0, bounds=(0, 1), rng=0)
+    args.update(kw)
+    return dps.mean(**args)
+
+
+def _variance(**kw):
+    args = dict(x=X, epsilon=1.0, delta=0.0, bounds=(0, 1), rng=0)
+    args.update(kw)
+    return dps.variance(**args)
+
+
+def _histogram(**kw):
+    args = dict(x=X, epsilon=1.0, delta=0.0, range=(0, 1), rng=0)
+    args.update(kw)
+    if "bounds" in args:
+        args["range"] = args.pop("bounds")
+    return dps.histogram(**args)
+
+
+MECHANISMS = [_mean, _variance, _histogram]
+
+
+@pytest.mark.parametrize("mech", MECHANISMS)
+@pytest.mark.parametrize("eps", [0, -1, np.nan, np.inf, "1", True])
+def test_bad_epsilon(mech, eps):
+    with pytest.raises(ParameterError, match="epsilon must be a finite number > 0"):
+        mech(epsilon=eps)
+
+
+@pytest.mark.parametrize("mech", MECHANISMS)
+@pytest.mark.parametrize("delta", [-0.1, 1, np.nan, 2.0])
+def test_bad_delta(mech, delta):
+    with pytest.raises(ParameterError, match=r"delta must be a number with 0 <= delta < 1"):
+        mech(delta=delta)
+
+
+@pytest.mark.parametrize("mech", MECHANISMS)
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_data(mech, bad):
+    with pytest.raises(DataValidationError, match="NaN|outside"):
+        mech(x=np.array([0.1, bad, 0.5]))
+
+
+def test_nan_data_names_count():
+    with pytest.raises(DataValidationError, match="x contains 2 NaN or infinite"):
+        _mean(x=np.array([np.nan, 0.5, np.nan]))
+
+
+@pytest.mark.parametrize("mech", MECHANISMS)
+def test_out_of_bounds_raises_and_suggests_clip(mech):
+    with pytest.raises(OutOfBoundsError, match=r"2 value\(s\) outside .*clip=True"):
+        mech(x=np.array([-0.5, 0.5, 1.5]))
+
+
+@pytest.mark.parametrize("mech", MECHANISMS)
+def test_clip_true_accepts_out_of_bounds(mech):
+    out = mech(x=np.array([-0.5, 0.5, 1.5]), clip=True)
+    assert out is not None
+
+
+@pytest.mark.parametrize("mech", [_mean, _variance])
+@pytest.mark.parametrize("bounds", [None, (1, 0), (0, np.inf), (0,), "ab"])
+def test_bad_bounds(mech, bounds):
+    with pytest.raises(ParameterError, match="bounds"):
+        mech(bounds=bounds)
+
+
+@pytest.mark.parametrize("rng", [-1, 1.5, "seed", np.random.RandomState(0)])
+def test_bad_rng(rng):
+    with pytest.raises(ParameterError, match="rng must be"):
+        _mean(rng=rng)
+
+
+@pytest.mark.parametrize("x", [np.zeros((0,)), np.zeros((2, 2, 2, 2)), [["a", "b"]]])
+def test_bad_shapes(x):
+    with pytest.raises(DataValidationError, match="x must"):
+        _mean(x=x)
+
+
+def test_bad_axis():
+    with pytest.raises(ParameterError, match="axis must be"):
+        _mean(x=np.full((3, 2), 0.5), axis=2)
+
+
+def test_bounds_must_match_shape():
+    with pytest.raises(ParameterError, match="broadcast"):
+        _mean(x=np.full((3, 2), 0.5), axis=0, bounds=(0, [1, 1, 1]))
+
+
+def test_histogram_bins_and_range():
+    with pytest.raises(ParameterError, match="bins must be an integer >= 1"):
+        _histogram(bins=0)
+    with pytest.raises(ParameterError, match="bins must be"):
+        _histogram(bins=np.linspace(0, 1, 5))
+    with pytest.raises(DataValidationError, match="1-D"):
+        _histogram(x=np.zeros((2, 2)))
+    with pytest.raises(ParameterError, match="range is required"):
+        dps.histogram(X, 1.0, range=None)
+
+
+def test_never_none():
+    for mech in MECHANISMS:
+        assert mech() is not None
+
+
+def test_check_row_norms():
+    from dpstats._validation import check_row_norms
+
+    X2 = np.array([[0.6, 0.8], [1.0, 1.0], [0.0, 0.1]])
+    with pytest.raises(OutOfBoundsError, match=r"1 row\(s\) with L2 norm > 1 \(largest 1.414\)"):
+        check_row_norms(X2)
+    clipped = check_row_norms(X2, clip=True)
+    assert np.allclose(np.linalg.norm(clipped, axis=1), [1.0, 1.0, 0.1])
+    with pytest.raises(DataValidationError, match="NaN"):
+        check_row_norms(np.array([[np.nan, 0.0]]))
