@@ -33,8 +33,20 @@ test: env
 reports: env
 	MPLBACKEND=Agg $(PY) -m dpstats report --profile full
 
+# Benchmarks run in their own environment: the peers (diffprivlib 0.6.6 needs scikit-learn < 1.8 and
+# scipy < 1.18) must not pin the runtime back.
+BENCH_VENV := .venv-bench
+$(BENCH_VENV)/.installed: pyproject.toml
+	$(PYTHON3) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(BENCH_VENV)/bin/python -m pip install --quiet -e '.[bench]'
+	touch $@
+
+bench: $(BENCH_VENV)/.installed
+	$(BENCH_VENV)/bin/python -m benchmarks
+
 lint: env
 	$(PY) -m ruff check dpstats tests
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) $(BENCH_VENV) build *.egg-info .pytest_cache

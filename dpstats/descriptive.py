@@ -215,9 +215,14 @@ def histogram(x, epsilon: float, delta: float = 0.0, *, bins: int = 10, range, c
     if lower.ndim or upper.ndim:
         raise ParameterError(f"range must be a pair of scalars; got {range!r}")
     x = check_array(x, "x", ndim=(1,))
-    x = enforce_bounds(x, lower, upper, name="x", clip=clip)
-    edges = np.linspace(float(lower), float(upper), bins + 1)
-    counts, _ = np.histogram(x, bins=edges)
+    if x.size == 0:
+        raise DataValidationError("x must hold at least one record; got an empty array")
+    hist_range = (float(lower), float(upper))
+    # np.histogram drops NaN and out-of-range values, so a short total reveals them in the same pass.
+    counts, edges = np.histogram(x, bins=bins, range=hist_range)
+    if counts.sum() != x.size:
+        x = enforce_bounds(x, lower, upper, name="x", clip=clip)
+        counts, edges = np.histogram(x, bins=bins, range=hist_range)
     charge(accountant, epsilon, delta, mechanism="histogram")
     noisy = perturb(counts.astype(np.float64), epsilon, delta, l1_sensitivity=2.0, l2_sensitivity=np.sqrt(2.0),
                     rng=rng)

@@ -17,7 +17,8 @@ def test_environment_yml_matches_pyproject():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     wanted = {
         re.split(r"[<>=!~ ]", r, maxsplit=1)[0].lower(): r.replace(" ", "")
-        for group in [project["dependencies"], *project["optional-dependencies"].values()]
+        for group in [project["dependencies"], *(deps for name, deps in project["optional-dependencies"].items()
+                                                  if name != "bench")]  # bench: peers, only in .venv-bench
         for r in group
         if ";" not in r  # environment markers (tomli on Python 3.10) do not apply to the conda env
     }

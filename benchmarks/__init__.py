@@ -1,0 +1,1 @@
+"""Benchmarks: dpstats against the computational floor and against peer libraries."""
