@@ -21,11 +21,17 @@ from .exceptions import (
     PrivacyError,
 )
 
+# Imported eagerly (pca.py needs only numpy at import time): the function dpstats.pca shares its
+# name with the submodule, and a lazy import would let the submodule shadow the function.
+from .pca import pca, pca_ag, pca_ppca, pca_ppm, pca_sn, top_components
+
 __version__ = "0.1.0"
 
 # public name -> submodule that defines it (imported lazily, PEP 562)
 _LAZY = {
     "audit": "audit",
+    "low_rank": "lowrank",
+    "metrics": "metrics",
 }
 
 __all__ = [
@@ -39,6 +45,12 @@ __all__ = [
     "PrivacyError",
     "histogram",
     "mean",
+    "pca",
+    "pca_ag",
+    "pca_ppca",
+    "pca_ppm",
+    "pca_sn",
+    "top_components",
     "variance",
     *_LAZY,
 ]

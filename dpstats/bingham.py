@@ -1,0 +1,194 @@
+"""Samplers for the Bingham distribution on the sphere and the matrix Bingham on the Stiefel manifold.
+
+* :func:`sample_vector_bingham` draws **exactly** from the density on the unit
+  sphere S^{q−1} ∝ ``exp(Σ λ_i y_i²)`` (a diagonal parameter), by the rejection
+  sampler of Kent, Ganeiber & Mardia (2018) with an angular central Gaussian
+  (ACG) envelope. :func:`sample_bingham` handles a general symmetric parameter
+  through its eigendecomposition.
+* :func:`sample_matrix_bingham` runs Hoff's (2009, Section 3.1) column-wise Gibbs
+  sampler for V (d × k, orthonormal columns) with density ∝ ``etr(Vᵀ A V)``:
+  given the other columns, column j lies on the unit sphere of their orthogonal
+  complement N (dimension d − k + 1) and ``v_j = N z`` with
+  z ∝ ``exp(zᵀ NᵀAN z)``, a vector Bingham that is drawn exactly.
+
+The envelope (Kent et al. 2018, Section 4.2). Write the target as
+f*(x) = exp(−xᵀΛx) with Λ = diag(a), a_i = max λ − λ_i >= 0, and the ACG
+density g*(x) ∝ (xᵀΩx)^{−q/2} with Ω = I + 2Λ/b, sampled as y/‖y‖ for
+y ~ N(0, Ω⁻¹). With w = xᵀΩx = 1 + 2xᵀΛx/b::
+
+    f*(x) / g*(x) = exp(−b(w − 1)/2) w^{q/2} <= M = exp(−(q − b)/2) (q/b)^{q/2}
+
+(the maximum over w is at w = q/b), so a proposal is accepted with probability
+f*/(M g*) <= 1 and the accepted draws are exact. b solves Σ_i 1/(b + 2a_i) = 1,
+which minimises M. The acceptance rate is 1 for a uniform target and tends to
+about √(2/(e q)) in the limit of infinite concentration, so the loop never
+stalls: with q = 735 (d = 784, k = 50) about 30 proposals per draw, each O(q).
+Everything is computed in logarithms, so concentrations such as n·ε = 1e7 cause
+no overflow.
+
+Hoff's own vector step is a Gibbs sweep over the coordinates with Beta-type
+draws; dpstats draws the column conditional exactly instead, which makes every
+column update an exact Gibbs step. The chain as a whole is still MCMC: after a
+finite number of sweeps its output only approximates the matrix Bingham.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._validation import check_array, check_finite, check_int, check_rng
+from .exceptions import DataValidationError
+
+__all__ = ["DEFAULT_SWEEPS", "sample_bingham", "sample_matrix_bingham", "sample_vector_bingham"]
+
+#: Default number of Gibbs sweeps of :func:`sample_matrix_bingham` (data-independent).
+DEFAULT_SWEEPS = 10
+
+_BATCH = 32  # ACG proposals drawn per vectorised round
+
+
+def _acg_b(a: np.ndarray) -> float:
+    """The root b in [1, q] of Σ 1/(b + 2a_i) = 1 (a_i >= 0, min a = 0)."""
+    from scipy.optimize import brentq
+
+    q = a.size
+
+    def excess(b: float) -> float:
+        return float(np.sum(1.0 / (b + 2.0 * a))) - 1.0
+
+    if excess(float(q)) >= 0.0:  # uniform target: every a_i = 0
+        return float(q)
+    return brentq(excess, 1.0, float(q), xtol=1e-12, rtol=1e-12)
+
+
+def sample_vector_bingham(lam, rng=None) -> np.ndarray:
+    """One exact draw y on the unit sphere with density ∝ exp(Σ_i λ_i y_i²).
+
+    Parameters
+    ----------
+    lam : array_like, shape (q,)
+        The diagonal parameter λ (any real values; only differences matter).
+    rng : None, int or numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    numpy.ndarray, shape (q,)
+        A unit vector.
+
+    References
+    ----------
+    Kent, Ganeiber & Mardia, "A new unified approach for the simulation of a
+    wide class of directional distributions", JCGS 27(2), 2018.
+    """
+    rng = check_rng(rng)
+    lam = check_finite(check_array(lam, "lam", ndim=(1,)), "lam")
+    q = lam.size
+    if q == 1:
+        return np.array([rng.choice((-1.0, 1.0))])
+    a = lam.max() - lam
+    b = _acg_b(a)
+    proposal_sd = 1.0 / np.sqrt(1.0 + 2.0 * a / b)
+    log_m = -(q - b) / 2.0 + (q / 2.0) * math.log(q / b)
+    while True:
+        y = rng.standard_normal((_BATCH, q)) * proposal_sd
+        x = y / np.linalg.norm(y, axis=1, keepdims=True)
+        quad = (x * x) @ a
+        log_ratio = -quad + (q / 2.0) * np.log1p(2.0 * quad / b) - log_m
+        accepted = np.flatnonzero(np.log(rng.random(_BATCH)) < log_ratio)
+        if accepted.size:
+            return x[accepted[0]]
+
+
+def sample_bingham(M, rng=None) -> np.ndarray:
+    """One exact draw z on the unit sphere with density ∝ exp(zᵀ M z), M symmetric."""
+    from scipy.linalg import eigh
+
+    rng = check_rng(rng)
+    M = check_finite(check_array(M, "M", ndim=(2,)), "M")
+    if M.shape[0] != M.shape[1]:
+        raise DataValidationError(f"M must be square; got shape {M.shape}")
+    mu, E = eigh((M + M.T) / 2)
+    return E @ sample_vector_bingham(mu, rng)
+
+
+def _haar(d: int, k: int, rng: np.random.Generator) -> np.ndarray:
+    Q, R = np.linalg.qr(rng.standard_normal((d, k)))
+    return Q * np.where(np.diag(R) < 0, -1.0, 1.0)
+
+
+def sample_matrix_bingham(A, k: int, *, n_sweeps: int = DEFAULT_SWEEPS, rng=None) -> np.ndarray:
+    """Approximate draw of V (d × k, orthonormal) with density ∝ etr(Vᵀ A V) by Gibbs sampling.
+
+    Hoff (2009), Section 3.1: each sweep visits the k columns in random order
+    and redraws column j from its exact conditional given the others (see the
+    module docstring). The chain starts from a uniformly random orthonormal
+    matrix (data-independent). The orthonormal basis N of the complement and
+    NᵀAN are carried from column to column by Householder updates (O(d²) per
+    column) and recomputed from scratch at the start of every sweep, so rounding
+    cannot accumulate; the cost per column is one symmetric eigendecomposition
+    of size d − k + 1, so a sweep costs O(k (d − k)³).
+
+    For k = d, tr(VᵀAV) = tr(A) for every orthogonal V, the distribution is
+    uniform and an exact uniform draw is returned.
+
+    Parameters
+    ----------
+    A : array_like, shape (d, d)
+        Symmetric parameter (for PPCA: (ε/2) XᵀX).
+    k : int
+        Number of columns, 1 <= k <= d.
+    n_sweeps : int, default DEFAULT_SWEEPS
+        Number of Gibbs sweeps.
+    rng : None, int or numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    numpy.ndarray, shape (d, k)
+
+    References
+    ----------
+    Hoff, "Simulation of the matrix Bingham–von Mises–Fisher distribution, with
+    applications to multivariate and relational data", JCGS 18(2), 2009.
+    """
+    from scipy.linalg import eigh
+
+    rng = check_rng(rng)
+    A = check_finite(check_array(A, "A", ndim=(2,)), "A")
+    d = A.shape[0]
+    if A.shape != (d, d):
+        raise DataValidationError(f"A must be square; got shape {A.shape}")
+    k = check_int(k, "k", low=1, high=d)
+    n_sweeps = check_int(n_sweeps, "n_sweeps", low=1)
+    V = _haar(d, k, rng)
+    if k == d:
+        return V
+    A = (A + A.T) / 2
+    m = d - k + 1
+    M = np.empty((m, m))
+    for _ in range(n_sweeps):
+        N0 = np.linalg.qr(V, mode="complete")[0][:, k:]  # basis of the complement of span(V)
+        C = N0.T @ (A @ N0)
+        for j in rng.permutation(k):
+            v = V[:, j].copy()
+            u = A @ v
+            # M = Nᵀ A N for the basis N = [v, N0] of the complement of the other columns
+            M[0, 0] = v @ u
+            M[1:, 0] = M[0, 1:] = N0.T @ u
+            M[1:, 1:] = C
+            mu, E = eigh(M, driver="evr", check_finite=False)
+            z = E @ sample_vector_bingham(mu, rng)
+            V[:, j] = z[0] * v + N0 @ z[1:]
+            # Householder H = I − c h hᵀ maps z to ∓e₁; N H[:, 1:] spans the new complement.
+            h = z.copy()
+            h[0] += 1.0 if z[0] >= 0 else -1.0
+            c = 2.0 / (h @ h)
+            Nh = h[0] * v + N0 @ h[1:]
+            N0 -= c * np.outer(Nh, h[1:])
+            w = M @ h
+            HMH = M - c * np.outer(h, w) - c * np.outer(w, h) + (c * c * (h @ w)) * np.outer(h, h)
+            C = HMH[1:, 1:].copy()
+    return V

@@ -1,0 +1,258 @@
+"""PCA mechanisms: recovery, monotone utility, noise scales, SN's erratum, audits, bad input."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import dpstats as dps
+from dpstats.audit import audit
+from dpstats.metrics import captured_energy
+from dpstats.noise import gaussian_sigma_analytic
+from dpstats.pca import default_n_iter, random_orthonormal, second_moment
+
+ALPHA = 1e-3  # type-I error of each distributional test (fixed seeds: deterministic)
+DP_MECHANISMS = [("ag", 1e-5), ("ppm", 1e-5), ("ppm", 0.0), ("ppca", 0.0)]
+
+
+def _spiked(n=4000, d=12, k=3, seed=0):
+    """Rows with a clear top-k subspace (variances 1 vs 0.05), scaled so the largest row norm is 1."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) * np.r_[np.ones(k), np.full(d - k, 0.05)]
+    return X / np.linalg.norm(X, axis=1).max()
+
+
+X_SPIKED = _spiked()
+
+
+def _run(mech, delta, X, k, eps, seed):
+    return dps.pca(X, k, mechanism=mech, epsilon=eps, delta=delta, rng=seed)
+
+
+@pytest.mark.parametrize("mech,delta", DP_MECHANISMS)
+def test_large_epsilon_recovers_top_subspace(mech, delta):
+    # At eps = 1e5 the noise (AG: sigma ~ 1e-4; PPM: sigma ~ 1e-3 per entry) is negligible against
+    # the eigengap (~ n/4 * 0.95 ~ 300), and PPCA's density exp(eps/2 q(V)) concentrates on the optimum.
+    V = _run(mech, delta, X_SPIKED, 3, 1e5, 0)
+    assert captured_energy(X_SPIKED, V) > 97.0
+
+
+@pytest.mark.parametrize("mech,delta", DP_MECHANISMS)
+def test_utility_rises_with_epsilon(mech, delta):
+    # Expected captured energy is increasing in eps (less noise, sharper exponential mechanism);
+    # a factor 100 in eps and the mean over 5 seeds make the order unmistakable.
+    X = _spiked(n=600, seed=1)
+    means = [np.mean([captured_energy(X, _run(mech, delta, X, 3, eps, s)) for s in range(5)]) for eps in (0.5, 50)]
+    assert means[0] < means[1]
+
+
+@pytest.mark.parametrize("mech,delta", [*DP_MECHANISMS, ("sn", 0.0)])
+def test_outputs_orthonormal_with_right_shape(mech, delta):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dps.NotPrivateWarning)
+        V = _run(mech, delta, X_SPIKED[:200], 4, 1.0, 3)
+    assert V.shape == (12, 4)
+    np.testing.assert_allclose(V.T @ V, np.eye(4), atol=1e-10)
+
+
+@pytest.mark.parametrize("mech,delta", DP_MECHANISMS)
+def test_same_seed_same_output(mech, delta):
+    a, b = _run(mech, delta, X_SPIKED[:300], 2, 1.0, 7), _run(mech, delta, X_SPIKED[:300], 2, 1.0, 7)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_second_moment_is_unnormalised_gram_matrix():
+    X = X_SPIKED[:5000]
+    np.testing.assert_allclose(second_moment(X), X.T @ X, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(second_moment(np.asfortranarray(X)), X.T @ X, rtol=1e-12, atol=1e-12)
+
+
+def test_ag_noise_is_symmetric_with_stated_scale():
+    eps, delta = 0.7, 1e-6
+    X = X_SPIKED[:100, :12]
+    sigma = gaussian_sigma_analytic(math.sqrt(2), eps, delta)
+    rng = np.random.default_rng(11)
+    upper = []
+    for _ in range(20):
+        E = dps.pca_ag(X, eps, delta, rng=rng) - X.T @ X
+        np.testing.assert_array_equal(E, E.T)
+        upper.append(E[np.triu_indices(12)])
+    # 20 x 78 iid N(0, sigma^2) entries: a KS test against the stated sigma at level ALPHA.
+    assert stats.kstest(np.concatenate(upper) / sigma, "norm").pvalue > ALPHA
+
+
+def test_ag_sensitivity_sqrt2_attained_and_classic_calibration():
+    x, y = np.eye(3)[0], np.eye(3)[1]
+    D = np.outer(x, x) - np.outer(y, y)
+    assert math.isclose(np.linalg.norm(D[np.triu_indices(3)]), math.sqrt(2))
+    with pytest.warns(dps.NotPrivateWarning):  # classic formula is only proven for eps < 1
+        dps.pca_ag(X_SPIKED[:50], 2.0, 1e-5, calibration="classic", rng=0)
+
+
+def test_sn_output_minus_gram_is_psd_with_paper_variance():
+    eps = 0.1
+    X = X_SPIKED[:300, :10]
+    with pytest.warns(dps.NotPrivateWarning, match="Wishart"):
+        A_hat = dps.pca_sn(X, eps, rng=5)
+    E = A_hat - X.T @ X
+    assert np.linalg.eigvalsh(E).min() > -1e-9
+    # tr(E) = sum of d(d+1) squared N(0, 1/(2 eps)) entries: 2 eps tr(E) ~ chi2(110). The original
+    # dp-stats' std 1/(2 eps) would give 2 eps tr(E) ~ 5 chi2(110), far outside the interval.
+    lo, hi = stats.chi2.ppf([ALPHA / 2, 1 - ALPHA / 2], 110)
+    assert lo < 2 * eps * np.trace(E) < hi
+
+
+def test_sn_warns_every_call_and_is_refused_by_accountant():
+    X = X_SPIKED[:50]
+    for _ in range(2):
+        with pytest.warns(dps.NotPrivateWarning):
+            dps.pca_sn(X, 1.0, rng=0)
+    acc = dps.Accountant(10.0)
+    with pytest.warns(dps.NotPrivateWarning), pytest.raises(dps.NotPrivateError, match="erratum|Wishart"):
+        dps.pca(X, 2, mechanism="sn", epsilon=1.0, accountant=acc)
+    assert acc.spent == (0.0, 0.0)
+
+
+def test_ppm_makes_exactly_n_iter_releases_with_zcdp_sigma():
+    # Re-implement the documented algorithm with the same seed: same random start, then exactly L
+    # Gaussian releases with sigma = sqrt(2) sqrt(L / (2 rho)), rho solving rho + 2 sqrt(rho ln(1/delta)) = eps.
+    X, k, eps, delta, L = X_SPIKED[:500], 3, 2.0, 1e-6, 7
+    V = dps.pca_ppm(X, k, eps, delta, n_iter=L, rng=3)
+    log_term = math.log(1 / delta)
+    rho = (math.sqrt(log_term + eps) - math.sqrt(log_term)) ** 2
+    assert math.isclose(rho + 2 * math.sqrt(rho * log_term), eps)
+    sigma = math.sqrt(2) * math.sqrt(L / (2 * rho))
+    rng = np.random.default_rng(3)
+    A = X.T @ X
+    Y = random_orthonormal(12, k, rng)
+    for _ in range(L):
+        Y = np.linalg.qr(A @ Y + rng.normal(0.0, sigma, size=(12, k)))[0]
+    np.testing.assert_allclose(V, Y, atol=1e-9)
+
+
+def test_ppm_sensitivity_bounds_hold_on_random_neighbours():
+    rng = np.random.default_rng(0)
+    d, worst1, worst2, worst_l1 = 6, 0.0, 0.0, 0.0
+    for _ in range(3000):
+        x, y = rng.standard_normal((2, d))
+        x, y = x / max(1, np.linalg.norm(x)), y / np.linalg.norm(y)
+        D = np.outer(x, x) - np.outer(y, y)
+        Y1, Y2 = random_orthonormal(d, 1, rng), random_orthonormal(d, 3, rng)
+        worst1 = max(worst1, np.linalg.norm(D @ Y1))
+        worst2 = max(worst2, np.linalg.norm(D @ Y2))
+        worst_l1 = max(worst_l1, np.abs(D @ Y2).sum())
+    assert worst1 <= 1 + 1e-12 and worst2 <= math.sqrt(2) + 1e-12 and worst_l1 <= 2 * math.sqrt(d * 3)
+
+
+def test_default_n_iter_is_data_independent():
+    assert default_n_iter(784, 50) == math.ceil(10 * math.log(784))
+    X = X_SPIKED[:100]
+    acc = dps.Accountant(5.0, 1e-3)
+    dps.pca_ppm(X, 2, 1.0, 1e-5, rng=0, accountant=acc)
+    assert acc.ledger[0].note == f"{default_n_iter(12, 2)} noisy iterations"
+
+
+def _neighbours(d=2, background=0.5):
+    """Datasets differing in row 0 (e1 versus e2); the other rows lie along e1 with norm ``background``."""
+    X = np.zeros((3, d))
+    X[:, 0] = background
+    Xp = X.copy()
+    X[0] = np.eye(d)[0]
+    Xp[0] = np.eye(d)[1]
+    return X, Xp
+
+
+def test_audit_ag_stays_below_epsilon():
+    eps, delta = 1.0, 1e-5
+    X, Xp = _neighbours()
+
+    def mech(data, rng):
+        return dps.pca_ag(data, eps, delta, rng=rng)
+
+    # A_hat[0,0] - A_hat[1,1] moves by 2 between the neighbours; threshold at the midpoint.
+    mid = ((X.T @ X)[0, 0] - (X.T @ X)[1, 1] + (Xp.T @ Xp)[0, 0] - (Xp.T @ Xp)[1, 1]) / 2
+    res = audit(mech, X, Xp, lambda A: A[0, 0] - A[1, 1] > mid, n_runs=4000, delta=delta, alpha=0.05, rng=1)
+    assert res.epsilon_lower < eps
+
+
+@pytest.mark.parametrize("delta", [1e-5, 0.0])
+def test_audit_ppm_stays_below_epsilon(delta):
+    # One iteration and eps = 4 give the audit the most power (the zCDP conversion is loose, so the
+    # Gaussian variant's true loss is far below eps; an audit can only refute, never confirm).
+    eps = 4.0
+    X, Xp = _neighbours(background=0.0)
+
+    def mech(data, rng):
+        return dps.pca_ppm(data, 1, eps, delta, n_iter=1, rng=rng)
+
+    res = audit(mech, X, Xp, lambda V: abs(V[0, 0]) > math.sqrt(0.5), n_runs=3000, delta=delta, alpha=0.05, rng=2)
+    assert res.epsilon_lower < eps
+
+
+def test_accountant_is_charged_before_noise_and_overspend_releases_nothing():
+    acc = dps.Accountant(1.0, 1e-5)
+    dps.pca(X_SPIKED[:100], 2, mechanism="ag", epsilon=0.6, delta=5e-6, rng=0, accountant=acc)
+    assert acc.spent == (0.6, 5e-6)
+    with pytest.raises(dps.BudgetExceededError):
+        dps.pca(X_SPIKED[:100], 2, mechanism="ppm", epsilon=0.6, delta=0.0, rng=0, accountant=acc)
+    assert len(acc.ledger) == 1
+
+
+def test_clip_rescales_rows_instead_of_raising():
+    X = X_SPIKED[:100] * 3
+    with pytest.raises(dps.OutOfBoundsError, match="row"):
+        dps.pca_ag(X, 1.0, 1e-5, rng=0)
+    A_hat = dps.pca_ag(X, 1.0, 1e-5, clip=True, rng=0)
+    Xc = X / np.maximum(1, np.linalg.norm(X, axis=1))[:, None]
+    np.testing.assert_allclose(A_hat, dps.pca_ag(Xc, 1.0, 1e-5, rng=0), atol=1e-9)
+
+
+@pytest.mark.parametrize("mech,delta", [*DP_MECHANISMS, ("sn", 0.0)])
+def test_bad_input_raises(mech, delta):
+    X = X_SPIKED[:50].copy()
+    big = X.copy()
+    big[7] = 1.5 * big[7] / np.linalg.norm(big[7])
+    with pytest.raises(dps.OutOfBoundsError, match="1 row"):
+        _run(mech, delta, big, 2, 1.0, 0)
+    nan = X.copy()
+    nan[3, 2] = np.nan
+    with pytest.raises(dps.DataValidationError, match="NaN"):
+        _run(mech, delta, nan, 2, 1.0, 0)
+    for k in (0, 13, 2.5):
+        with pytest.raises(dps.ParameterError, match="k must be"):
+            _run(mech, delta, X, k, 1.0, 0)
+    with pytest.raises(dps.ParameterError, match="epsilon"):
+        _run(mech, delta, X, 2, 0.0, 0)
+    with pytest.raises(dps.DataValidationError):
+        _run(mech, delta, X[0], 1, 1.0, 0)
+
+
+def test_bad_parameters_raise():
+    X = X_SPIKED[:50]
+    with pytest.raises(dps.ParameterError, match="delta > 0"):
+        dps.pca_ag(X, 1.0, 0.0)
+    with pytest.raises(dps.ParameterError, match="delta must be 0"):
+        dps.pca(X, 2, mechanism="ppca", epsilon=1.0, delta=1e-5)
+    with pytest.raises(dps.ParameterError, match="mechanism"):
+        dps.pca(X, 2, mechanism="svd", epsilon=1.0)
+    with pytest.raises(dps.ParameterError, match="n_iter"):
+        dps.pca_ppm(X, 2, 1.0, 1e-5, n_iter=0)
+    with pytest.raises(dps.DataValidationError, match="symmetric"):
+        dps.top_components(np.triu(np.ones((3, 3))), 1)
+
+
+def test_top_components_takes_algebraic_top_of_indefinite_matrix():
+    A = np.diag([-10.0, 2.0, 1.0, -0.5])
+    V = dps.top_components(A, 2)
+    np.testing.assert_allclose(np.abs(V), np.eye(4)[:, [1, 2]], atol=1e-12)
+
+
+def test_ppca_survives_huge_concentration_and_k_equals_d():
+    # n * eps = 1e7: (eps/2) X^T X has entries ~ 1e6; the sampler must stay finite and exact-looking.
+    X = _spiked(n=1000, d=8, k=2, seed=4)
+    V = dps.pca_ppca(X, 2, 1e4, n_sweeps=3, rng=0)
+    assert np.isfinite(V).all() and captured_energy(X, V) > 99.9
+    Q = dps.pca_ppca(X, 8, 1.0, rng=0)
+    np.testing.assert_allclose(Q.T @ Q, np.eye(8), atol=1e-10)
