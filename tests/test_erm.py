@@ -1,0 +1,174 @@
+"""ERM (CMS 2011): exact minimiser, large-epsilon accuracy, noise laws of both algorithms, audit, bad input."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import dpstats as dps
+from dpstats.audit import audit
+from dpstats.erm import NotConvergedError, _Huber, _Logistic, _solve, objective_perturbation_parameters
+
+ALPHA = 1e-3  # type-I error of each KS test (fixed seeds: deterministic)
+FUNCS = {"logistic": dps.logistic_regression, "svm": dps.svm}
+LOSSES = {"logistic": _Logistic("logistic_regression", 0.25), "svm": _Huber("svm", 1.0, 0.5)}
+
+
+def _separable(n, d=5, seed=0, margin=0.1):
+    """Rows uniform in the unit ball's cube [-1/sqrt(d), 1/sqrt(d)]^d, labelled by a hyperplane, margin removed."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (3 * n, d)) / math.sqrt(d)
+    w = np.ones(d) / math.sqrt(d)
+    keep = np.abs(X @ w) > margin / math.sqrt(d)
+    X = X[keep][:n]
+    return X, np.where(X @ w > 0, 1.0, -1.0)
+
+
+X_TRAIN, Y_TRAIN = _separable(2000, seed=0)
+X_TEST, Y_TEST = _separable(2000, seed=1)
+
+
+def _accuracy(f, X, y):
+    return float(np.mean(np.where(X @ f > 0, 1.0, -1.0) == y))
+
+
+def test_logistic_minimiser_matches_scikit_learn():
+    from sklearn.linear_model import LogisticRegression
+
+    # scikit-learn minimises C Σ ℓ + ½‖w‖², the same minimiser as (1/n) Σ ℓ + (λ/2)‖w‖² for C = 1/(nλ).
+    lam = 0.01
+    f = _solve(X_TRAIN, Y_TRAIN, LOSSES["logistic"], lam, None, 1e-10, 5000)
+    ref = LogisticRegression(C=1 / (len(Y_TRAIN) * lam), fit_intercept=False, tol=1e-12, max_iter=10_000)
+    ref.fit(X_TRAIN, Y_TRAIN)
+    np.testing.assert_allclose(f, ref.coef_[0], rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "svm"])
+@pytest.mark.parametrize("method", ["output", "objective"])
+def test_large_epsilon_reaches_non_private_accuracy(loss, method):
+    from sklearn.svm import LinearSVC
+
+    # Non-private reference: scikit-learn's linear SVM (squared hinge) on the same separable data.
+    reference = _accuracy(LinearSVC(fit_intercept=False).fit(X_TRAIN, Y_TRAIN).coef_[0], X_TEST, Y_TEST)
+    # eps = 1e3, lam = 1e-3, n = 2000, d = 5: output noise has mean norm 2d/(n lam eps) = 5e-3; objective noise
+    # moves f by about (2d/eps')/(n lam) = 5e-3. Both are tiny against ‖f‖ (> 10), so at most a few test points
+    # near the boundary can flip: 1 % slack.
+    f = FUNCS[loss](X_TRAIN, Y_TRAIN, 1e3, lam=1e-3, method=method, rng=0)
+    assert _accuracy(f, X_TEST, Y_TEST) >= reference - 0.01
+
+
+@pytest.mark.parametrize("loss", ["logistic", "svm"])
+@pytest.mark.parametrize("method", ["output", "objective"])
+def test_all_variants_run_at_small_epsilon_and_charge_the_accountant(loss, method):
+    acc = dps.Accountant(1.0)
+    f = FUNCS[loss](X_TRAIN[:300], Y_TRAIN[:300], 0.5, lam=0.05, method=method, rng=1, accountant=acc)
+    assert f.shape == (5,) and np.isfinite(f).all()
+    assert acc.spent == (0.5, 0.0) and len(acc.ledger) == 1
+    again = FUNCS[loss](X_TRAIN[:300], Y_TRAIN[:300], 0.5, lam=0.05, method=method, rng=1)
+    np.testing.assert_array_equal(f, again)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "svm"])
+def test_output_perturbation_noise_norm_is_gamma(loss):
+    # Algorithm 1: release = f* + b, density of b ∝ exp(-(n lam eps / 2)‖b‖), so ‖b‖ ~ Gamma(d, 2/(n lam eps)).
+    X, y = X_TRAIN[:40, :3], Y_TRAIN[:40]
+    n, d, lam, eps = 40, 3, 0.5, 2.0
+    f_star = _solve(X, y, LOSSES[loss], lam, None, 1e-10, 5000)
+    rng = np.random.default_rng(2)
+    norms = [np.linalg.norm(FUNCS[loss](X, y, eps, lam=lam, method="output", rng=rng) - f_star) for _ in range(400)]
+    assert stats.kstest(norms, stats.gamma(d, scale=2 / (n * lam * eps)).cdf).pvalue > ALPHA
+
+
+def test_objective_perturbation_parameters_follow_algorithm_2():
+    c, lam, eps = 0.25, 0.01, 1.0
+    # Large n: eps' = eps - ln(1 + 2c/(n lam) + c²/(n lam)²) > 0, no extra regulariser.
+    n = 1000
+    eps_p, Delta = objective_perturbation_parameters(n, lam, eps, c)
+    assert Delta == 0.0
+    assert eps_p == pytest.approx(eps - math.log(1 + 2 * c / (n * lam) + c**2 / (n * lam) ** 2), rel=1e-12)
+    # Small n: the log term exceeds eps, so Delta = c/(n(e^{eps/4} - 1)) - lam > 0 and eps' = eps/2, chosen so
+    # that the log term with lam + Delta is exactly eps/2.
+    n = 10
+    eps_p, Delta = objective_perturbation_parameters(n, lam, eps, c)
+    assert eps_p == eps / 2 and Delta == pytest.approx(c / (n * math.expm1(eps / 4)) - lam, rel=1e-12)
+    r = c / (n * (lam + Delta))
+    assert math.log(1 + 2 * r + r * r) == pytest.approx(eps / 2, rel=1e-12)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "svm"])
+@pytest.mark.parametrize("n,branch", [(400, "no Delta"), (4, "Delta")])
+def test_objective_perturbation_noise_norm_is_gamma_in_both_branches(loss, n, branch):
+    # At the exact minimiser of J(f) + bᵀf/n + (Delta/2)‖f‖², b = -n (∇J(f) + Delta f): the noise can be read
+    # back from the release, and ‖b‖ must follow Gamma(d, 2/eps') with eps' and Delta of Algorithm 2.
+    X, y = X_TRAIN[:n, :3], Y_TRAIN[:n]
+    d, lam, eps = 3, 0.05, 1.0
+    eps_p, Delta = objective_perturbation_parameters(n, lam, eps, LOSSES[loss].c)
+    assert (Delta > 0) == (branch == "Delta")
+    rng = np.random.default_rng(3)
+    norms = []
+    for _ in range(300):
+        f = FUNCS[loss](X, y, eps, lam=lam, method="objective", rng=rng)
+        _, deriv = LOSSES[loss].value_and_derivative(y * (X @ f))
+        grad_J = X.T @ (y * deriv) / n + lam * f
+        norms.append(np.linalg.norm(-n * (grad_J + Delta * f)))
+    assert stats.kstest(norms, stats.gamma(d, scale=2 / eps_p).cdf).pvalue > ALPHA
+
+
+def test_audit_of_output_perturbation_stays_below_epsilon():
+    # Neighbours differ in one example; the event is "first weight above the midpoint of the two exact
+    # minimisers", the most revealing half-space along the sensitivity direction.
+    X = np.array([[0.6, 0.0], [0.0, 0.8], [-0.5, 0.5], [0.3, -0.7]])
+    y = np.array([1.0, 1.0, -1.0, -1.0])
+    X2, y2 = X.copy(), y.copy()
+    X2[0], y2[0] = [-0.6, 0.0], 1.0
+    lam, eps = 1.0, 1.0
+    loss = LOSSES["logistic"]
+    mid = (_solve(X, y, loss, lam, None, 1e-10, 100)[0] + _solve(X2, y2, loss, lam, None, 1e-10, 100)[0]) / 2
+    res = audit(lambda data, r: dps.logistic_regression(*data, eps, lam=lam, method="output", rng=r),
+                (X, y), (X2, y2), lambda f: f[0] > mid, n_runs=1500, rng=4)
+    assert res.epsilon_lower <= eps
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"y": np.array([0.0, 1.0, 0.0, 1.0])}, "labels in"),
+    ({"y": np.array([1.0, 2.0, 1.0, 2.0])}, "labels in"),
+    ({"y": np.array([1.0, -1.0, 1.0])}, "same number of rows"),
+    ({"X": np.array([[1.0, 1.0], [0, 0], [0, 0], [0, 0]])}, "L2 norm > 1"),
+    ({"X": np.array([[np.nan, 0.0], [0, 0], [0, 0], [0, 0]])}, "NaN"),
+    ({"lam": 0.0}, "lam"),
+    ({"lam": -1.0}, "lam"),
+    ({"epsilon": 0.0}, "epsilon"),
+    ({"method": "input"}, "method"),
+])
+@pytest.mark.parametrize("loss", ["logistic", "svm"])
+def test_bad_input_raises_clear_errors(loss, kwargs, match):
+    args = {"X": np.array([[0.5, 0.0], [0.0, 0.5], [-0.5, 0.0], [0.0, -0.5]]), "y": np.array([1.0, 1.0, -1.0, -1.0]),
+            "epsilon": 1.0, "lam": 0.1, "method": "objective"}
+    args.update(kwargs)
+    acc = dps.Accountant(10.0)
+    with pytest.raises(ValueError, match=match):
+        FUNCS[loss](args.pop("X"), args.pop("y"), args.pop("epsilon"), rng=0, accountant=acc, **args)
+    assert acc.spent == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("h", [0.0, -0.5, float("nan")])
+def test_svm_rejects_bad_huber_parameter(h):
+    with pytest.raises(dps.ParameterError, match="h must be"):
+        dps.svm(X_TRAIN[:10], Y_TRAIN[:10], 1.0, lam=0.1, h=h)
+
+
+def test_non_convergence_refuses_to_release():
+    acc = dps.Accountant(10.0)
+    with pytest.raises(NotConvergedError, match="exact minimiser"):
+        # a gradient norm of 1e-30 is below floating-point resolution: no solver can certify it
+        dps.logistic_regression(X_TRAIN, Y_TRAIN, 1.0, lam=1e-4, method="output", tol=1e-30, accountant=acc)
+    assert acc.spent == (0.0, 0.0)  # output perturbation solves before charging: nothing spent, nothing released
+
+
+def test_clip_rescales_rows_instead_of_raising():
+    X = np.array([[3.0, 4.0], [0.0, 0.5], [-0.5, 0.0], [0.0, -0.5]])
+    y = np.array([1.0, 1.0, -1.0, -1.0])
+    f = dps.svm(X, y, 1.0, lam=0.1, clip=True, rng=0)
+    g = dps.svm(np.vstack([[0.6, 0.8], X[1:]]), y, 1.0, lam=0.1, rng=0)
+    np.testing.assert_allclose(f, g)
