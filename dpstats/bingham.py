@@ -43,8 +43,11 @@ from .exceptions import DataValidationError
 
 __all__ = ["DEFAULT_SWEEPS", "sample_bingham", "sample_matrix_bingham", "sample_vector_bingham"]
 
-#: Default number of Gibbs sweeps of :func:`sample_matrix_bingham` (data-independent).
-DEFAULT_SWEEPS = 10
+#: Default number of Gibbs sweeps of :func:`sample_matrix_bingham` (data-independent). On MNIST
+#: (n = 10000, d = 784, k = 50, parameter (ε/2)XᵀX with ε = 0.5, 5, 50) the captured energy of the
+#: chain started from a uniform V is already at its stationary level after the first sweep and
+#: stays flat over 8 sweeps; 5 sweeps leave a margin and take about 25 s there on 2 cores.
+DEFAULT_SWEEPS = 5
 
 _BATCH = 32  # ACG proposals drawn per vectorised round
 
@@ -119,7 +122,7 @@ def _haar(d: int, k: int, rng: np.random.Generator) -> np.ndarray:
     return Q * np.where(np.diag(R) < 0, -1.0, 1.0)
 
 
-def sample_matrix_bingham(A, k: int, *, n_sweeps: int = DEFAULT_SWEEPS, rng=None) -> np.ndarray:
+def sample_matrix_bingham(A, k: int, *, n_sweeps: int = DEFAULT_SWEEPS, rng=None, callback=None) -> np.ndarray:
     """Approximate draw of V (d × k, orthonormal) with density ∝ etr(Vᵀ A V) by Gibbs sampling.
 
     Hoff (2009), Section 3.1: each sweep visits the k columns in random order
@@ -144,6 +147,9 @@ def sample_matrix_bingham(A, k: int, *, n_sweeps: int = DEFAULT_SWEEPS, rng=None
         Number of Gibbs sweeps.
     rng : None, int or numpy.random.Generator
         Source of randomness.
+    callback : callable, optional
+        ``callback(sweep, V)`` after every sweep (a copy of the state), for
+        convergence diagnostics such as the trace of tr(VᵀAV).
 
     Returns
     -------
@@ -154,7 +160,7 @@ def sample_matrix_bingham(A, k: int, *, n_sweeps: int = DEFAULT_SWEEPS, rng=None
     Hoff, "Simulation of the matrix Bingham–von Mises–Fisher distribution, with
     applications to multivariate and relational data", JCGS 18(2), 2009.
     """
-    from scipy.linalg import eigh
+    from threadpoolctl import threadpool_limits  # installed with scikit-learn
 
     rng = check_rng(rng)
     A = check_finite(check_array(A, "A", ndim=(2,)), "A")
@@ -168,27 +174,41 @@ def sample_matrix_bingham(A, k: int, *, n_sweeps: int = DEFAULT_SWEEPS, rng=None
         return V
     A = (A + A.T) / 2
     m = d - k + 1
-    M = np.empty((m, m))
-    for _ in range(n_sweeps):
-        N0 = np.linalg.qr(V, mode="complete")[0][:, k:]  # basis of the complement of span(V)
-        C = N0.T @ (A @ N0)
-        for j in rng.permutation(k):
-            v = V[:, j].copy()
-            u = A @ v
-            # M = Nᵀ A N for the basis N = [v, N0] of the complement of the other columns
-            M[0, 0] = v @ u
-            M[1:, 0] = M[0, 1:] = N0.T @ u
-            M[1:, 1:] = C
-            mu, E = eigh(M, driver="evr", check_finite=False)
-            z = E @ sample_vector_bingham(mu, rng)
-            V[:, j] = z[0] * v + N0 @ z[1:]
-            # Householder H = I − c h hᵀ maps z to ∓e₁; N H[:, 1:] spans the new complement.
-            h = z.copy()
-            h[0] += 1.0 if z[0] >= 0 else -1.0
-            c = 2.0 / (h @ h)
-            Nh = h[0] * v + N0 @ h[1:]
-            N0 -= c * np.outer(Nh, h[1:])
-            w = M @ h
-            HMH = M - c * np.outer(h, w) - c * np.outer(w, h) + (c * c * (h @ w)) * np.outer(h, h)
-            C = HMH[1:, 1:].copy()
+    M = np.empty((m, m), order="F")
+    for sweep in range(n_sweeps):
+        # Basis N0 of the complement of span(V) and C = N0ᵀ A N0, recomputed every sweep.
+        N0 = np.asfortranarray(np.linalg.qr(V, mode="complete")[0][:, k:])
+        C = np.asfortranarray(N0.T @ (A @ N0))
+        # One BLAS thread for the many mid-sized eigendecompositions: threaded dsyevr is no faster on
+        # 2 cores and becomes ~50x slower when other processes compete for them (measured).
+        with threadpool_limits(limits=1, user_api="blas"):
+            _sweep(A, V, N0, C, M, rng)
+        if callback is not None:
+            callback(sweep, V.copy())
     return V
+
+
+def _sweep(A, V, N0, C, M, rng) -> None:
+    """One Gibbs sweep over the columns of V; updates V, N0, C in place (see :func:`sample_matrix_bingham`)."""
+    from scipy.linalg import eigh
+    from scipy.linalg.blas import dger, dsyr2
+
+    for j in rng.permutation(V.shape[1]):
+        v = V[:, j].copy()
+        u = A @ v
+        # Lower triangle of M = Nᵀ A N for the basis N = [v, N0] of the other columns' complement.
+        M[0, 0] = v @ u
+        M[1:, 0] = N0.T @ u
+        M[1:, 1:] = C
+        mu, E = eigh(M, lower=True, overwrite_a=True, check_finite=False, driver="evr")
+        z = E @ sample_vector_bingham(mu, rng)
+        V[:, j] = z[0] * v + N0 @ z[1:]
+        # Householder H = I − c h hᵀ maps z to ∓e₁, so N H[:, 1:] spans the new complement and
+        # the new C is (H M H)[1:, 1:] = C − c (h₁ w₁ᵀ + w₁ h₁ᵀ) with w = M h − (c hᵀMh / 2) h.
+        h = z.copy()
+        h[0] += 1.0 if z[0] >= 0 else -1.0
+        c = 2.0 / (h @ h)
+        dger(-c, h[0] * v + N0 @ h[1:], h[1:], a=N0, overwrite_a=True)
+        w = E @ (mu * (E.T @ h))
+        w -= (c * (h @ w) / 2.0) * h
+        dsyr2(-c, h[1:], w[1:], lower=True, a=C, overwrite_a=True)
