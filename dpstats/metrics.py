@@ -98,14 +98,15 @@ def low_rank_error(A, B, k: int) -> float:
     """‖A − B‖_F / ‖A − A_k‖_F: error of an approximation B relative to the best rank-k one.
 
     Equals 1 for the truncated SVD A_k and is larger for any other rank-k
-    matrix (Eckart–Young). ``inf`` if A has rank <= k and B ≠ A.
+    matrix (Eckart–Young). ``inf`` if A has (numerical) rank <= k and B ≠ A.
     """
     A, B = _matrix(A, "A"), _matrix(B, "B")
     if A.shape != B.shape:
         raise DataValidationError(f"A and B must have the same shape; got {A.shape} and {B.shape}")
     k = check_int(k, "k", low=1, high=min(A.shape))
     s = np.linalg.svd(A, compute_uv=False)
-    optimal = float(np.sqrt(np.sum(s[k:] ** 2)))
+    tail = s[k:][s[k:] > s.max(initial=0.0) * max(A.shape) * np.finfo(float).eps]  # drop rounding-level values
+    optimal = float(np.sqrt(np.sum(tail**2)))
     error = float(np.linalg.norm(A - B))
     if optimal == 0.0:
         return 0.0 if error == 0.0 else float("inf")
