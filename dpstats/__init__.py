@@ -10,6 +10,7 @@ Heavy submodules are imported on first use, so ``import dpstats`` stays fast.
 from importlib import import_module
 
 from .accounting import Accountant
+from .cca import cca  # eager, like pca below: the function shares its name with its submodule
 from .descriptive import histogram, mean, variance
 from .exceptions import (
     BudgetExceededError,
@@ -45,6 +46,7 @@ __all__ = [
     "OutOfBoundsError",
     "ParameterError",
     "PrivacyError",
+    "cca",
     "histogram",
     "mean",
     "pca",
