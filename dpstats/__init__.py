@@ -31,6 +31,7 @@ __version__ = "0.1.0"
 # public name -> submodule that defines it (imported lazily, PEP 562)
 _LAZY = {
     "audit": "audit",
+    "datasets": "datasets",
     "logistic_regression": "erm",
     "svm": "erm",
     "low_rank": "lowrank",
