@@ -32,6 +32,8 @@ __version__ = "0.1.0"
 _LAZY = {
     "audit": "audit",
     "datasets": "datasets",
+    "estimators": "estimators",
+    "experiments": "experiments",
     "logistic_regression": "erm",
     "svm": "erm",
     "low_rank": "lowrank",

@@ -100,7 +100,7 @@ def sample_vector_bingham(lam, rng=None) -> np.ndarray:
         x = y / np.linalg.norm(y, axis=1, keepdims=True)
         quad = (x * x) @ a
         log_ratio = -quad + (q / 2.0) * np.log1p(2.0 * quad / b) - log_m
-        accepted = np.flatnonzero(np.log(rng.random(_BATCH)) < log_ratio)
+        accepted = np.flatnonzero(np.log1p(-rng.random(_BATCH)) < log_ratio)  # log U, U in (0, 1]
         if accepted.size:
             return x[accepted[0]]
 

@@ -156,7 +156,12 @@ def fetch(name: str, *, url: str | None = None, progress: bool = True) -> Path:
         Network failure or checksum mismatch; nothing is left behind.
     """
     spec = _dataset(name)
-    return download(url or spec.url, dataset_path(name), spec.sha256, progress=progress)
+    try:
+        return download(url or spec.url, dataset_path(name), spec.sha256, progress=progress)
+    except DownloadError as err:
+        raise DownloadError(
+            f"{err}. Without network access, copy {spec.filename} into {data_home()} or set DPSTATS_DATA"
+        ) from None
 
 
 def _require(name: str) -> Path:

@@ -1,0 +1,56 @@
+"""Notebook helpers: reproducible sweeps, error bars, tables and figures."""
+
+import csv
+
+import numpy as np
+import pytest
+
+import dpstats as dps
+from dpstats.experiments import Table, mean_and_error, output_folder, plot_sweep, save_figure, save_table, sweep
+
+
+def _noisy_mean(eps, rng):
+    return dps.mean([0.2, 0.4, 0.9], eps, bounds=(0, 1), rng=rng)
+
+
+def test_sweep_is_reproducible_and_cells_are_independent():
+    a = sweep(_noisy_mean, [0.5, 5.0], n_seeds=4, seed=3, progress=False)
+    b = sweep(_noisy_mean, [0.5, 5.0, 50.0], n_seeds=6, seed=3, progress=False)
+    assert a.shape == (2, 4)
+    np.testing.assert_array_equal(a, b[:2, :4])  # growing the grid leaves existing cells unchanged
+    assert len(np.unique(a)) == a.size
+
+
+def test_sweep_with_vector_results_and_bad_arguments():
+    out = sweep(lambda v, rng: [v, rng.random()], [1, 2], n_seeds=3, seed=0, progress=False)
+    assert out.shape == (2, 3, 2)
+    with pytest.raises(ValueError, match="n_seeds"):
+        sweep(_noisy_mean, [1.0], n_seeds=0, seed=0)
+
+
+def test_mean_and_error_is_the_standard_error():
+    values = np.array([[1.0, 2.0, 3.0, 4.0]])
+    mean, err = mean_and_error(values)
+    assert mean[0] == 2.5
+    assert err[0] == pytest.approx(np.std([1, 2, 3, 4], ddof=1) / 2)
+    assert mean_and_error(np.ones((2, 1)))[1].tolist() == [0.0, 0.0]
+
+
+def test_table_figure_and_folder(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    folder = output_folder(tmp_path / "nb")
+    table = Table(["mechanism", "energy (%)"], [["AG", 91.234], ["PPM", 63.0]])
+    assert "| AG | 91.2 |" in table.to_markdown()
+    path = save_table(table, folder, "energy")
+    assert list(csv.reader(path.open())) == [["mechanism", "energy (%)"], ["AG", "91.2"], ["PPM", "63"]]
+    with pytest.raises(ValueError, match="rows\\[0\\] has 1 cells"):
+        Table(["a", "b"], [[1]])
+    fig, ax = plt.subplots()
+    plot_sweep(ax, [1, 2], np.array([[1.0, 2.0], [3.0, 5.0]]), label="x")
+    assert save_figure(fig, folder, "fig").stat().st_size > 0
+    plt.close(fig)
+    assert output_folder(None).is_dir()
