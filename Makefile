@@ -27,8 +27,10 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/python -m pip install --quiet -e '.[notebooks,test]'
 	touch $@
 
+# Unit, statistical and audit tests first, then nbval executes every notebook with its quick defaults.
 test: env
 	MPLBACKEND=Agg $(PY) -m pytest -q tests
+	MPLBACKEND=Agg $(PY) -m pytest -q -p no:cacheprovider --nbval-lax notebooks
 
 reports: env
 	MPLBACKEND=Agg $(PY) -m dpstats report --profile full

@@ -1,0 +1,8 @@
+"""``python -m dpstats``: the same command line as ``dpstats``."""
+
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())
