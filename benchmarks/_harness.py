@@ -32,6 +32,7 @@ class Row:
 @dataclass
 class Results:
     rows: list[Row] = field(default_factory=list)
+    figures: dict = field(default_factory=dict)  # name -> matplotlib Figure, saved as PNG by write()
 
     def add(self, *args, **kwargs) -> Row:
         row = Row(*args, **kwargs)
@@ -50,6 +51,9 @@ class Results:
         lines = ["| section | case | metric | value | target | status | note |", "|---|---|---|---|---|---|---|"]
         lines += [f"| {r.section} | {r.case} | {r.metric} | {_fmt(r.value)} | {r.target} | {r.status} | {r.note} |"
                   for r in self.rows]
+        for name, fig in self.figures.items():
+            fig.savefig(out / f"{name}.png", dpi=120, bbox_inches="tight")
+            lines += ["", f"![{name}]({name}.png)"]
         md_path.write_text("\n".join(lines) + "\n")
         return csv_path, md_path
 
