@@ -1,0 +1,424 @@
+"""scikit-learn estimators around dpstats' mechanisms.
+
+:class:`DPPCA` (:func:`dpstats.pca`), :class:`DPCCA` (:func:`dpstats.cca`),
+:class:`DPLogisticRegression` (:func:`dpstats.logistic_regression`) and
+:class:`DPLinearSVC` (:func:`dpstats.svm`) follow scikit-learn's conventions:
+hyper-parameters in ``__init__``, ``fit`` returns ``self``, fitted attributes end
+with ``_``, ``get_params``/``set_params``/``clone`` work, and the estimators run
+inside :class:`~sklearn.pipeline.Pipeline` and
+:class:`~sklearn.model_selection.GridSearchCV`.
+
+Privacy notes that apply to every estimator here:
+
+* Each call to ``fit`` is one release of the wrapped mechanism and spends its
+  (ε, δ). **Tuning hyper-parameters on private data spends budget**:
+  ``GridSearchCV`` fits once per candidate and fold, plus a refit, and the
+  model selection itself reads the data (its choice is not covered by the
+  mechanism's guarantee; CMS 2011, Section 5, gives a private tuning method).
+  Tune on public or held-out data, or account for every fit.
+* ``accountant``: clones made by scikit-learn (``clone``, ``GridSearchCV``,
+  ``cross_val_score``) *share* the accountant object instead of copying it, so
+  every fit of every clone is charged to the same budget.
+* ``random_state``: None (fresh OS entropy for every fit), an int or a
+  :class:`numpy.random.Generator`. A fixed int makes every fit draw the *same*
+  noise, which is fine for reproducible experiments but composes badly: do not
+  release several fits made with the same seed.
+* Data must satisfy the mechanisms' row-norm bound (‖x_i‖₂ <= 1); ``clip=True``
+  rescales longer rows (a data-independent map) instead of raising.
+* Pre-processing fitted on the private data inside a pipeline (e.g.
+  ``StandardScaler``) reads the data without privacy: it is not covered.
+
+scikit-learn's ``check_estimator`` (``tests/test_estimators.py`` runs it on every
+estimator, and on DPPCA with each mechanism "ag", "ppm", "ppca"):
+
+* The instances under check use ``clip=True``: the checks' synthetic data have
+  rows with norm > 1, which the mechanisms refuse by default (see above). No
+  other setting is changed (default ε = 1); the checks fix ``random_state``.
+* Excluded, for the classifiers only:
+  ``check_non_transformer_estimators_n_iter`` — the classifiers have a
+  ``max_iter`` parameter (the certified solver's limit) but no ``n_iter_``:
+  :func:`dpstats.logistic_regression` and :func:`dpstats.svm` return only the
+  released weights, not the solver's iteration count. This is an API gap, not
+  a privacy limitation.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import expit
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, clone
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+
+from ._validation import check_rng, check_row_norms
+from .cca import cca
+from .erm import DEFAULT_MAX_ITER, DEFAULT_TOL, logistic_regression, svm
+from .pca import pca
+
+__all__ = ["DPCCA", "DPLinearSVC", "DPLogisticRegression", "DPPCA"]
+
+
+class _SharedAccountantMixin:
+    """Clone every hyper-parameter except ``accountant``, which clones share (so their fits are all charged)."""
+
+    def __sklearn_clone__(self):
+        params = self.get_params(deep=False)
+        accountant = params.pop("accountant")
+        return type(self)(accountant=accountant, **{k: clone(v, safe=False) for k, v in params.items()})
+
+
+class DPPCA(_SharedAccountantMixin, TransformerMixin, BaseEstimator):
+    """Differentially private PCA (projection onto a private top-k subspace).
+
+    ``fit`` calls :func:`dpstats.pca` once; see it and the mechanism functions
+    (:func:`dpstats.pca_ag`, :func:`dpstats.pca_ppm`, :func:`dpstats.pca_ppca`)
+    for the sensitivities and the papers followed. As in those papers the
+    subspace is that of the **uncentred** second-moment matrix XᵀX: no mean is
+    subtracted (centering with the data's mean would not be private).
+
+    Parameters
+    ----------
+    n_components : int, optional
+        Dimension k of the subspace; None keeps all d (a private rotation).
+    mechanism : {"ag", "ppm", "ppca", "sn"}, default "ag"
+        Analyze Gauss (needs δ > 0), noisy power method, exponential mechanism
+        (needs δ = 0), or SN (not private: warns, and an accountant refuses it).
+    epsilon : float, default 1.0
+        ε of the release.
+    delta : float, default 1e-5
+        δ of the release (set 0 for ``"ppca"`` and ``"sn"``).
+    clip : bool, default False
+        Rescale rows with norm > 1 to norm 1 instead of raising.
+    accountant : dpstats.Accountant, optional
+        Charged at every ``fit`` (shared by clones).
+    random_state : None, int or numpy.random.Generator
+        Source of noise (see the module docstring).
+
+    Attributes
+    ----------
+    components_ : numpy.ndarray, shape (n_components_, n_features_in_)
+        Orthonormal rows spanning the private subspace.
+    n_components_ : int
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.estimators import DPPCA
+    >>> X = np.random.default_rng(0).uniform(-0.5, 0.5, (500, 5)) / 3
+    >>> DPPCA(2, epsilon=1.0, delta=1e-5, random_state=0).fit_transform(X).shape
+    (500, 2)
+    """
+
+    def __init__(self, n_components=None, *, mechanism="ag", epsilon=1.0, delta=1e-5, clip=False, accountant=None,
+                 random_state=None):
+        self.n_components = n_components
+        self.mechanism = mechanism
+        self.epsilon = epsilon
+        self.delta = delta
+        self.clip = clip
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        """Fit the private subspace; ``y`` is ignored. Returns ``self``."""
+        X = validate_data(self, X, dtype=np.float64)
+        k = X.shape[1] if self.n_components is None else self.n_components
+        V = pca(X, k, mechanism=self.mechanism, epsilon=self.epsilon, delta=self.delta,
+                rng=check_rng(self.random_state), accountant=self.accountant, clip=self.clip)
+        self.components_ = V.T
+        self.n_components_ = V.shape[1]
+        return self
+
+    def transform(self, X):
+        """Project X on the private subspace (post-processing: no privacy cost)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return X @ self.components_.T
+
+    def inverse_transform(self, X):
+        """Map projections back to the original space."""
+        check_is_fitted(self)
+        X = check_array(X, dtype=np.float64)
+        if X.shape[1] != self.n_components_:
+            raise ValueError(f"X must have n_components_ = {self.n_components_} columns; got {X.shape[1]}")
+        return X @ self.components_
+
+
+class DPCCA(_SharedAccountantMixin, TransformerMixin, BaseEstimator):
+    """Differentially private CCA of two views (wraps :func:`dpstats.cca`).
+
+    ``fit(X, y)`` releases the noisy joint second-moment matrix of [X, y] once
+    ((ε, δ)-DP, replace-one sensitivity √2/N; see :func:`dpstats.cca`), then
+    computes the canonical directions by post-processing. Every joint row
+    [x_n, y_n] must have norm <= 1. No centering is done (see :func:`dpstats.cca`).
+
+    Parameters
+    ----------
+    n_components : int, default 1
+        Number k of canonical pairs, 1 <= k <= min(dx, dy).
+    epsilon : float, default 1.0
+    delta : float, default 1e-5
+    calibration : {"analytic", "classic"}, default "analytic"
+    ridge : float, optional
+        Eigenvalue floor of the noisy blocks (default ``2σ√D``, data-independent).
+    clip : bool, default False
+        Rescale joint rows with norm > 1 to norm 1 instead of raising.
+    accountant : dpstats.Accountant, optional
+        Charged at every ``fit`` (shared by clones).
+    random_state : None, int or numpy.random.Generator
+
+    Attributes
+    ----------
+    x_weights_ : numpy.ndarray, shape (dx, n_components)
+    y_weights_ : numpy.ndarray, shape (dy, n_components)
+    correlations_ : numpy.ndarray, shape (n_components,)
+        Canonical correlations of the noisy estimate.
+    result_ : dpstats.cca.CCAResult
+        The full result (noisy matrix, σ, floor).
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.estimators import DPCCA
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.uniform(-1, 1, (2000, 1))
+    >>> X = np.hstack([s, rng.uniform(-1, 1, (2000, 1))]) / 3
+    >>> Y = np.hstack([s, rng.uniform(-1, 1, (2000, 1))]) / 3
+    >>> xs, ys = DPCCA(1, random_state=0).fit(X, Y).transform(X, Y)
+    """
+
+    def __init__(self, n_components=1, *, epsilon=1.0, delta=1e-5, calibration="analytic", ridge=None, clip=False,
+                 accountant=None, random_state=None):
+        self.n_components = n_components
+        self.epsilon = epsilon
+        self.delta = delta
+        self.calibration = calibration
+        self.ridge = ridge
+        self.clip = clip
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        """Fit the private canonical directions of the views X and y. Returns ``self``."""
+        if y is None:
+            raise ValueError("DPCCA requires y to be passed, but the target y is None (y is the second view)")
+        X, Y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True)
+        Y = Y.reshape(-1, 1) if Y.ndim == 1 else Y
+        res = cca(X, Y, self.n_components, self.epsilon, self.delta, calibration=self.calibration,
+                  ridge=self.ridge, clip=self.clip, rng=check_rng(self.random_state), accountant=self.accountant)
+        self.x_weights_, self.y_weights_, self.correlations_, self.result_ = res.U, res.V, res.correlations, res
+        return self
+
+    def transform(self, X, y=None):
+        """Canonical scores ``X @ x_weights_`` (and ``y @ y_weights_`` if y is given).
+
+        ``fit_transform(X, y)`` returns the X scores only (scikit-learn's
+        ``TransformerMixin`` behaviour, so that DPCCA composes in a Pipeline);
+        call ``fit(X, y).transform(X, y)`` for both views.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        if y is None:
+            return X @ self.x_weights_
+        Y = check_array(y, dtype=np.float64, ensure_2d=False, input_name="y")
+        Y = Y.reshape(-1, 1) if Y.ndim == 1 else Y
+        if Y.shape != (X.shape[0], self.y_weights_.shape[0]):
+            raise ValueError(f"y must have shape ({X.shape[0]}, {self.y_weights_.shape[0]}) (the rows of X, the "
+                             f"columns of the y seen in fit); got {Y.shape}")
+        return X @ self.x_weights_, Y @ self.y_weights_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags
+
+
+class _DPLinearClassifier(_SharedAccountantMixin, ClassifierMixin, BaseEstimator):
+    """Shared fit / predict of the two ERM classifiers; subclasses set ``_mechanism`` and ``_options``."""
+
+    def fit(self, X, y):
+        """Fit the private weights; ``y`` may hold any two class labels. Returns ``self``."""
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_ = np.unique(y)
+        if len(self.classes_) != 2:
+            # "Only binary classification is supported." is the phrase scikit-learn's checks look for.
+            raise ValueError(f"Only binary classification is supported. {type(self).__name__} needs exactly two "
+                             f"classes in y; got {len(self.classes_)} class(es), e.g. {self.classes_[:5].tolist()}. "
+                             "For more classes, wrap it in sklearn.multiclass.OneVsRestClassifier (each of the K "
+                             "fits spends epsilon)")
+        X = check_row_norms(X, "X", clip=self.clip)
+        labels = np.where(y == self.classes_[1], 1.0, -1.0)
+        Z = np.hstack([X, np.ones((X.shape[0], 1))]) / math.sqrt(2.0) if self.fit_intercept else X
+        f = self._mechanism(Z, labels, self.epsilon, lam=self.lam, method=self.method, rng=check_rng(self.random_state),
+                            accountant=self.accountant, tol=self.tol, max_iter=self.max_iter, **self._options())
+        if self.fit_intercept:
+            f = f / math.sqrt(2.0)
+            self.coef_, self.intercept_ = f[None, :-1], f[-1:]
+        else:
+            self.coef_, self.intercept_ = f[None, :], np.zeros(1)
+        return self
+
+    def _options(self) -> dict:
+        return {}
+
+    def decision_function(self, X):
+        """Signed score ``X @ coef_ + intercept_``; positive means ``classes_[1]``."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return X @ self.coef_[0] + self.intercept_[0]
+
+    def predict(self, X):
+        """Predicted class labels."""
+        positive = self.decision_function(X) > 0
+        return self.classes_[positive.astype(int)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+
+_CLASSIFIER_NOTES = """
+    Labels: any two class labels; ``classes_`` (sorted) is read from y, i.e. the
+    label *names* are treated as public. ``classes_[1]`` is mapped to +1.
+
+    Intercept: with ``fit_intercept=True`` each row x is mapped to
+    z = [x, 1]/√2 — a fixed map, so ‖z‖ <= 1 whenever ‖x‖ <= 1 and the norm bound
+    on X is unchanged — and the mechanism runs on z in d + 1 dimensions with the
+    same ε (the output-perturbation noise norm is then Gamma(d + 1, 2/(nλε))).
+    The intercept is regularised like the other weights, and the √2 shrinks the
+    margins (equivalently, λ acts twice as strongly). ``coef_`` and
+    ``intercept_`` are reported in the original x scale.
+"""
+
+
+class DPLogisticRegression(_DPLinearClassifier):
+    """Differentially private logistic regression (CMS 2011; wraps :func:`dpstats.logistic_regression`).
+
+    Every ``fit`` is one ε-DP release (δ = 0) under replace-one neighbours with
+    rows ‖x_i‖₂ <= 1: objective perturbation (Algorithm 2, Theorem 9, c = 1/4)
+    or output perturbation (Algorithm 1, Theorem 6).
+    {notes}
+    Parameters
+    ----------
+    epsilon : float, default 1.0
+        ε of each fit.
+    lam : float, default 0.01
+        Regularisation λ of (1/n) Σ ℓ + (λ/2)‖f‖² (scikit-learn's C is 1/(nλ)).
+    method : {{"objective", "output"}}, default "objective"
+    fit_intercept : bool, default True
+    clip : bool, default False
+        Rescale rows with norm > 1 to norm 1 instead of raising.
+    accountant : dpstats.Accountant, optional
+        Charged at every ``fit`` (shared by clones).
+    random_state : None, int or numpy.random.Generator
+    tol : float, default 1e-9
+        Gradient-norm certificate of the minimiser (see :mod:`dpstats.erm`).
+    max_iter : int, default 5000
+
+    Attributes
+    ----------
+    coef_ : numpy.ndarray, shape (1, n_features_in_)
+    intercept_ : numpy.ndarray, shape (1,)
+    classes_ : numpy.ndarray, shape (2,)
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.estimators import DPLogisticRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-0.5, 0.5, (2000, 2))
+    >>> y = np.where(X[:, 0] > 0, "yes", "no")
+    >>> clf = DPLogisticRegression(epsilon=1.0, random_state=0).fit(X, y)
+    >>> clf.classes_.tolist()
+    ['no', 'yes']
+    """
+
+    def __init__(self, *, epsilon=1.0, lam=0.01, method="objective", fit_intercept=True, clip=False, accountant=None,
+                 random_state=None, tol=DEFAULT_TOL, max_iter=DEFAULT_MAX_ITER):
+        self.epsilon = epsilon
+        self.lam = lam
+        self.method = method
+        self.fit_intercept = fit_intercept
+        self.clip = clip
+        self.accountant = accountant
+        self.random_state = random_state
+        self.tol = tol
+        self.max_iter = max_iter
+
+    _mechanism = staticmethod(logistic_regression)
+
+    def predict_proba(self, X):
+        """Class probabilities, columns in the order of ``classes_``."""
+        p = expit(self.decision_function(X))
+        return np.column_stack([1.0 - p, p])
+
+
+class DPLinearSVC(_DPLinearClassifier):
+    """Differentially private linear SVM with the Huber loss (CMS 2011; wraps :func:`dpstats.svm`).
+
+    Every ``fit`` is one ε-DP release (δ = 0) under replace-one neighbours with
+    rows ‖x_i‖₂ <= 1: objective perturbation (Algorithm 2, Theorem 9 and
+    Section 3.4.2, c = 1/(2h)) or output perturbation (Algorithm 1, Theorem 6).
+    {notes}
+    Parameters
+    ----------
+    epsilon : float, default 1.0
+        ε of each fit.
+    lam : float, default 0.01
+        Regularisation λ.
+    h : float, default 0.5
+        Huber parameter.
+    method : {{"objective", "output"}}, default "objective"
+    fit_intercept : bool, default True
+    clip : bool, default False
+    accountant : dpstats.Accountant, optional
+    random_state : None, int or numpy.random.Generator
+    tol : float, default 1e-9
+    max_iter : int, default 5000
+
+    Attributes
+    ----------
+    coef_ : numpy.ndarray, shape (1, n_features_in_)
+    intercept_ : numpy.ndarray, shape (1,)
+    classes_ : numpy.ndarray, shape (2,)
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.estimators import DPLinearSVC
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-0.5, 0.5, (2000, 2))
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> DPLinearSVC(epsilon=1.0, random_state=0).fit(X, y).predict(X[:3]).shape
+    (3,)
+    """
+
+    def __init__(self, *, epsilon=1.0, lam=0.01, h=0.5, method="objective", fit_intercept=True, clip=False,
+                 accountant=None, random_state=None, tol=DEFAULT_TOL, max_iter=DEFAULT_MAX_ITER):
+        self.epsilon = epsilon
+        self.lam = lam
+        self.h = h
+        self.method = method
+        self.fit_intercept = fit_intercept
+        self.clip = clip
+        self.accountant = accountant
+        self.random_state = random_state
+        self.tol = tol
+        self.max_iter = max_iter
+
+    _mechanism = staticmethod(svm)
+
+    def _options(self) -> dict:
+        return {"h": self.h}
+
+
+DPLogisticRegression.__doc__ = DPLogisticRegression.__doc__.format(notes=_CLASSIFIER_NOTES)
+DPLinearSVC.__doc__ = DPLinearSVC.__doc__.format(notes=_CLASSIFIER_NOTES)
