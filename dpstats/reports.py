@@ -15,7 +15,10 @@ injecting the profile's parameters plus ``seed`` and ``output_dir`` (the
 notebook's own folder of the report, where it saves figures as PNG and tables
 as CSV), writes the executed ``.ipynb`` and an ``.html`` beside them, and
 finally an ``index.md`` and ``index.html`` with the run time, profile, seed,
-package versions and git revision. A failing notebook does not stop the
+package versions and git revision. Tables whose file name starts with
+``published_vs_reproduced`` (a paper's printed numbers beside the reproduced
+ones, with the difference and its explanation) are gathered at the top of the
+index under "Published vs reproduced". A failing notebook does not stop the
 others; it is marked in the index with its error.
 
 Layout of the report folder::
@@ -51,6 +54,7 @@ __all__ = ["Manifest", "NotebookResult", "NotebookSpec", "Report", "default_mani
 PROFILES = ("quick", "full")
 _VERSIONED = ("dpstats", "numpy", "scipy", "scikit-learn", "matplotlib", "papermill", "nbconvert")
 _TABLE_ROWS = 40
+COMPARISON_PREFIX = "published_vs_reproduced"
 # Every notebook runs in the interpreter that runs the report (ipykernel's native kernel), whatever
 # kernel name the notebook was saved with, so a report uses the environment it was started from.
 _KERNEL = "python3"
@@ -318,18 +322,43 @@ def _index_md(report: Report, header) -> str:
         status = "ok" if r.ok else f"**FAILED**: {r.error}"
         links = " · ".join(f"[{p.suffix[1:]}]({_rel(report, p)})" for p in (r.html, r.notebook) if p)
         lines.append(f"| [{r.title}](#{r.name}) | {status} | {r.seconds:.1f} s | {links} |")
+    comparisons = [(r, t) for r in report.results for t in r.tables if _is_comparison(t)]
+    if comparisons:
+        lines += ["", "## Published vs reproduced"]
+        for r, table in comparisons:
+            lines += _table_md(report, table, f"{r.title}: {table.name}")
     for r in report.results:
         lines += ["", f"## {r.title}", f'<a id="{r.name}"></a>', ""]
         if not r.ok:
             lines += [f"**FAILED**: `{r.error}`", ""]
         lines += [f"![{p.stem}]({_rel(report, p)})" for p in r.figures]
         for table in r.tables:
-            rows = _read_table(table)
-            lines += ["", f"**{table.name}** ([csv]({_rel(report, table)}))", ""]
-            if rows:
-                lines += ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
-                lines += ["| " + " | ".join(row) + " |" for row in rows[1:]]
+            if not _is_comparison(table):
+                lines += _table_md(report, table, table.name)
     return "\n".join(lines) + "\n"
+
+
+def _is_comparison(table: Path) -> bool:
+    return table.stem.startswith(COMPARISON_PREFIX)
+
+
+def _table_md(report: Report, table: Path, caption: str) -> list[str]:
+    rows = _read_table(table)
+    lines = ["", f"**{caption}** ([csv]({_rel(report, table)}))", ""]
+    if rows:
+        lines += ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
+        lines += ["| " + " | ".join(row) + " |" for row in rows[1:]]
+    return lines
+
+
+def _table_html(report: Report, table: Path, caption: str) -> list[str]:
+    esc = html.escape
+    parts = [f"<h3><a href='{esc(_rel(report, table))}'>{esc(caption)}</a></h3><table>"]
+    for i, row in enumerate(_read_table(table)):
+        cell = "th" if i == 0 else "td"
+        parts.append("<tr>" + "".join(f"<{cell}>{esc(c)}</{cell}>" for c in row) + "</tr>")
+    parts.append("</table>")
+    return parts
 
 
 def _index_html(report: Report, header) -> str:
@@ -347,17 +376,18 @@ def _index_html(report: Report, header) -> str:
         parts.append(f"<tr><td><a href='#{esc(r.name)}'>{esc(r.title)}</a></td><td>{status}</td>"
                      f"<td>{r.seconds:.1f} s</td><td>{links}</td></tr>")
     parts.append("</table>")
+    comparisons = [(r, t) for r in report.results for t in r.tables if _is_comparison(t)]
+    if comparisons:
+        parts.append("<h2>Published vs reproduced</h2>")
+        for r, table in comparisons:
+            parts += _table_html(report, table, f"{r.title}: {table.name}")
     for r in report.results:
         parts.append(f"<h2 id='{esc(r.name)}'>{esc(r.title)}</h2>")
         if not r.ok:
             parts.append(f"<p class='failed'>FAILED: {esc(r.error)}</p>")
         parts += [f"<img src='{esc(_rel(report, p))}' alt='{esc(p.stem)}'>" for p in r.figures]
         for table in r.tables:
-            rows = _read_table(table)
-            parts.append(f"<h3><a href='{esc(_rel(report, table))}'>{esc(table.name)}</a></h3><table>")
-            for i, row in enumerate(rows):
-                cell = "th" if i == 0 else "td"
-                parts.append("<tr>" + "".join(f"<{cell}>{esc(c)}</{cell}>" for c in row) + "</tr>")
-            parts.append("</table>")
+            if not _is_comparison(table):
+                parts += _table_html(report, table, table.name)
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
