@@ -48,7 +48,7 @@ bench: $(BENCH_VENV)/.installed
 	$(BENCH_VENV)/bin/python -m benchmarks
 
 lint: env
-	$(PY) -m ruff check dpstats tests
+	$(PY) -m ruff check dpstats tests benchmarks notebooks
 
 clean:
 	rm -rf $(VENV) $(BENCH_VENV) build *.egg-info .pytest_cache

@@ -43,3 +43,10 @@ def test_ci_runs_the_readme_test_command():
     readme = (ROOT / "README.md").read_text()
     assert "make test" in readme and "make reports" in readme
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_ruff_is_clean():
+    """Library, tests, benchmarks and notebooks pass ruff (configured in pyproject.toml)."""
+    done = subprocess.run([sys.executable, "-m", "ruff", "check", "dpstats", "tests", "benchmarks", "notebooks"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-3000:]
