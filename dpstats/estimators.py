@@ -48,7 +48,7 @@ import math
 
 import numpy as np
 from scipy.special import expit
-from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, clone
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
@@ -69,7 +69,7 @@ class _SharedAccountantMixin:
         return type(self)(accountant=accountant, **{k: clone(v, safe=False) for k, v in params.items()})
 
 
-class DPPCA(_SharedAccountantMixin, TransformerMixin, BaseEstimator):
+class DPPCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Differentially private PCA (projection onto a private top-k subspace).
 
     ``fit`` calls :func:`dpstats.pca` once; see it and the mechanism functions
@@ -130,6 +130,7 @@ class DPPCA(_SharedAccountantMixin, TransformerMixin, BaseEstimator):
                 rng=check_rng(self.random_state), accountant=self.accountant, clip=self.clip)
         self.components_ = V.T
         self.n_components_ = V.shape[1]
+        self._n_features_out = self.n_components_  # names "dppca0", ... for get_feature_names_out
         return self
 
     def transform(self, X):
@@ -147,7 +148,7 @@ class DPPCA(_SharedAccountantMixin, TransformerMixin, BaseEstimator):
         return X @ self.components_
 
 
-class DPCCA(_SharedAccountantMixin, TransformerMixin, BaseEstimator):
+class DPCCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Differentially private CCA of two views (wraps :func:`dpstats.cca`).
 
     ``fit(X, y)`` releases the noisy joint second-moment matrix of [X, y] once
@@ -211,6 +212,7 @@ class DPCCA(_SharedAccountantMixin, TransformerMixin, BaseEstimator):
         res = cca(X, Y, self.n_components, self.epsilon, self.delta, calibration=self.calibration,
                   ridge=self.ridge, clip=self.clip, rng=check_rng(self.random_state), accountant=self.accountant)
         self.x_weights_, self.y_weights_, self.correlations_, self.result_ = res.U, res.V, res.correlations, res
+        self._n_features_out = self.x_weights_.shape[1]  # names "dpcca0", ... of the X scores
         return self
 
     def transform(self, X, y=None):

@@ -266,6 +266,7 @@ def test_dppca_transform_shape_and_large_epsilon_subspace():
         assert est.inverse_transform(Z).shape == X.shape
     full = DPPCA(epsilon=1.0, random_state=0).fit(X)
     assert full.n_components_ == 10
+    assert est.get_feature_names_out().tolist() == ["dppca0", "dppca1"]
 
 
 def test_dpcca_transform_and_large_epsilon_recovery():
@@ -275,6 +276,7 @@ def test_dpcca_transform_and_large_epsilon_recovery():
     assert xs.shape == ys.shape == (1000, 1)
     assert np.array_equal(est.transform(X_VIEW), xs)
     assert est.fit_transform(X_VIEW, Y_VIEW).shape == (1000, 1)
+    assert est.get_feature_names_out().tolist() == ["dpcca0"]
     # The shared source is the first coordinate of both views: the canonical scores are (almost) perfectly correlated.
     assert abs(np.corrcoef(xs[:, 0], ys[:, 0])[0, 1]) > 0.98
     assert est.correlations_[0] > 0.9
