@@ -46,6 +46,21 @@ class LedgerEntry:
     note: str = ""
 
 
+@dataclass(frozen=True)
+class _Sums:
+    """The sums over the ledger that basic and advanced composition need."""
+
+    count: int = 0
+    epsilon: float = 0.0
+    delta: float = 0.0
+    epsilon_squared: float = 0.0
+    epsilon_expm1: float = 0.0  # Σ ε (e^ε − 1)
+
+    def plus(self, epsilon: float, delta: float) -> _Sums:
+        return _Sums(self.count + 1, self.epsilon + epsilon, self.delta + delta,
+                     self.epsilon_squared + epsilon * epsilon, self.epsilon_expm1 + epsilon * math.expm1(epsilon))
+
+
 class Accountant:
     """Track the privacy budget spent by a sequence of releases.
 
@@ -87,6 +102,7 @@ class Accountant:
             raise ParameterError("slack applies only to composition='advanced'")
         self.slack = slack
         self._ledger: list[LedgerEntry] = []
+        self._sums = _Sums()  # running sums, so a spend costs O(1) however long the ledger
 
     @property
     def ledger(self) -> list[LedgerEntry]:
@@ -96,7 +112,7 @@ class Accountant:
     @property
     def spent(self) -> tuple[float, float]:
         """Total (ε, δ) of the recorded releases under the chosen composition."""
-        return self._total([(e.epsilon, e.delta) for e in self._ledger])
+        return self._total(self._sums)
 
     @property
     def remaining(self) -> tuple[float, float]:
@@ -107,7 +123,7 @@ class Accountant:
     def check(self, epsilon: float, delta: float = 0.0) -> None:
         """Raise :class:`BudgetExceededError` if spending (ε, δ) would exceed the budget."""
         epsilon, delta = check_epsilon(epsilon), check_delta(delta)
-        eps_total, delta_total = self._total([(e.epsilon, e.delta) for e in self._ledger] + [(epsilon, delta)])
+        eps_total, delta_total = self._total(self._sums.plus(epsilon, delta))
         if eps_total > self.epsilon * (1 + _TOLERANCE) or delta_total > self.delta * (1 + _TOLERANCE):
             rem_eps, rem_delta = self.remaining
             raise BudgetExceededError(
@@ -121,18 +137,17 @@ class Accountant:
         """Record a release of (ε, δ) after checking it fits in the budget."""
         self.check(epsilon, delta)
         self._ledger.append(LedgerEntry(mechanism, float(epsilon), float(delta), note))
+        self._sums = self._sums.plus(epsilon, delta)
 
     def refuse(self, mechanism: str, reason: str) -> None:
         """Refuse a mechanism that is not differentially private; always raises."""
         raise NotPrivateError(f"{mechanism} is not differentially private ({reason}); the accountant refuses it")
 
-    def _total(self, spends: list[tuple[float, float]]) -> tuple[float, float]:
-        basic = (sum(e for e, _ in spends), sum(d for _, d in spends))
-        if self.composition == "basic" or not spends:
+    def _total(self, sums: _Sums) -> tuple[float, float]:
+        basic = (sums.epsilon, sums.delta)
+        if self.composition == "basic" or sums.count == 0:
             return basic
-        advanced_eps = math.sqrt(2 * math.log(1 / self.slack) * sum(e * e for e, _ in spends)) + sum(
-            e * math.expm1(e) for e, _ in spends
-        )
+        advanced_eps = math.sqrt(2 * math.log(1 / self.slack) * sums.epsilon_squared) + sums.epsilon_expm1
         if advanced_eps < basic[0]:
             return advanced_eps, basic[1] + self.slack
         return basic

@@ -128,7 +128,8 @@ class Table:
     ----------
     header : sequence of str
     rows : sequence of sequences
-        Numbers are formatted with ``fmt``; other cells with ``str``.
+        Floats are formatted with ``fmt``; integers are printed in full; other
+        cells with ``str``.
     fmt : str, default "{:.3g}"
     """
 
@@ -152,9 +153,10 @@ class Table:
 
 
 def _cell(value, fmt: str) -> str:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        return str(value)
-    return fmt.format(value)
+    """Floats through ``fmt``; integers in full; anything else with ``str``."""
+    if isinstance(value, (float, np.floating)):
+        return fmt.format(value)
+    return str(value)
 
 
 def save_table(table: Table, folder: str | Path, name: str) -> Path:

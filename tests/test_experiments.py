@@ -45,6 +45,7 @@ def test_table_figure_and_folder(tmp_path):
     folder = output_folder(tmp_path / "nb")
     table = Table(["mechanism", "energy (%)"], [["AG", 91.234], ["PPM", 63.0]])
     assert "| AG | 91.2 |" in table.to_markdown()
+    assert str(Table(["n"], [[1520], [np.int64(60000)]])) == "| n |\n|---|\n| 1520 |\n| 60000 |"
     path = save_table(table, folder, "energy")
     assert list(csv.reader(path.open())) == [["mechanism", "energy (%)"], ["AG", "91.2"], ["PPM", "63"]]
     with pytest.raises(ValueError, match="rows\\[0\\] has 1 cells"):
