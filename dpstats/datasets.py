@@ -46,6 +46,7 @@ __all__ = [
     "is_available",
     "load_covtype",
     "load_digits",
+    "load_images",
     "load_mnist",
     "make_low_rank",
     "make_synthetic_pca",
@@ -53,6 +54,7 @@ __all__ = [
     "make_two_view",
     "scale_by_max_norm",
     "synthetic_pca_covariance",
+    "two_digits",
 ]
 
 
@@ -288,6 +290,42 @@ def load_digits() -> tuple[np.ndarray, np.ndarray]:
 
     X, y = _sklearn_digits(return_X_y=True)
     return X.astype(np.float64) / 16.0, y.astype(np.int64)
+
+
+def load_images(prefer: str = "mnist", subset: str = "train") -> tuple[np.ndarray, np.ndarray, str]:
+    """MNIST if it is installed, else the bundled 8×8 digits: what the tutorials run on.
+
+    Parameters
+    ----------
+    prefer : {"mnist", "digits"}, default "mnist"
+        ``"mnist"`` loads MNIST when :func:`is_available` finds it and falls back
+        to :func:`load_digits` otherwise; ``"digits"`` always loads the digits.
+    subset : {"train", "test", "all"}, default "train"
+        MNIST part (see :func:`load_mnist`); ignored for the digits.
+
+    Returns
+    -------
+    X : ndarray of shape (n, 784) or (1797, 64), float64 in [0, 1]
+    y : ndarray of shape (n,), int64, digits 0–9
+    source : str
+        What was loaded: ``"mnist"`` or, when it was not installed,
+        ``"digits (MNIST not installed: dpstats data fetch mnist)"``; ``"digits"``
+        when asked for.
+    """
+    check_choice(prefer, "prefer", ("mnist", "digits"))
+    if prefer == "mnist" and is_available("mnist"):
+        return (*load_mnist(subset), "mnist")
+    source = "digits" if prefer == "digits" else "digits (MNIST not installed: dpstats data fetch mnist)"
+    return (*load_digits(), source)
+
+
+def two_digits(X, y, positive: int, negative: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of two digit classes, labelled +1 (``positive``) and −1 (``negative``), in their original order."""
+    y = np.asarray(y)
+    keep = (y == positive) | (y == negative)
+    if not keep.any():
+        raise ParameterError(f"no rows with label {positive} or {negative}; labels present: {np.unique(y).tolist()}")
+    return np.asarray(X)[keep], np.where(y[keep] == positive, 1, -1)
 
 
 # --------------------------------------------------------------------------- preprocessing

@@ -7,6 +7,7 @@
 * :func:`low_rank_error` — ‖A − B‖_F relative to the optimal rank-k error
   ‖A − A_k‖_F (Hardt & Roth 2012 compare against this).
 * :func:`coherence` — the two notions of Hardt & Roth (2012), Section 5.
+* :func:`sign_accuracy` — accuracy of a linear classifier sign(Xw) on ±1 labels.
 
 Data matrices are n × d with one person per row; A = XᵀX.
 """
@@ -18,7 +19,7 @@ import numpy as np
 from ._validation import check_array, check_choice, check_finite, check_int
 from .exceptions import DataValidationError
 
-__all__ = ["captured_energy", "coherence", "low_rank_error", "subspace_distance"]
+__all__ = ["captured_energy", "coherence", "low_rank_error", "sign_accuracy", "subspace_distance"]
 
 
 def _matrix(x, name: str) -> np.ndarray:
@@ -147,3 +148,19 @@ def coherence(A, *, kind: str = "row", rank: int | None = None) -> float:
         rank = int(np.sum(s > tol))
     rank = check_int(rank, "rank", low=1, high=min(A.shape))
     return float(m / rank * np.max(np.sum(U[:, :rank] ** 2, axis=1)))
+
+
+def sign_accuracy(w, X, y) -> float:
+    """Fraction of rows where sign(x_iᵀ w) equals the label y_i in {−1, +1} (a score of 0 counts as wrong).
+
+    Examples
+    --------
+    >>> from dpstats.metrics import sign_accuracy
+    >>> sign_accuracy([1.0, 0.0], [[0.5, 0.1], [-0.2, 0.3]], [1, 1])
+    0.5
+    """
+    X = check_array(X, "X", ndim=(2,))
+    w, y = check_array(w, "w", ndim=(1,)), check_array(y, "y", ndim=(1,))
+    if w.shape[0] != X.shape[1] or y.shape[0] != X.shape[0]:
+        raise DataValidationError(f"shapes do not match: X {X.shape}, w {w.shape}, y {y.shape}")
+    return float(np.mean(np.sign(X @ w) == y))

@@ -273,3 +273,21 @@ def test_make_low_rank_coherence():
     assert np.isclose(dpstats.metrics.coherence(high, kind="singular"), 2000 / 5)
     # random U: m/r · max row norm² ≈ max of 2000 χ²_5/5 draws; P(χ²_5 > 2·5·ln 2000 ≈ 76) is negligible
     assert dpstats.metrics.coherence(low, kind="singular") < 2 * np.log(2000)
+
+
+def test_load_images_falls_back_to_digits(data_dir):
+    X, y, source = ds.load_images()
+    assert X.shape == (1797, 64) and source.startswith("digits (MNIST not installed")
+    assert ds.load_images("digits")[2] == "digits"
+    _write_mnist(data_dir / "mnist.npz")
+    X, y, source = ds.load_images(subset="test")
+    assert source == "mnist" and X.shape == (10, 784)
+
+
+def test_two_digits_labels_and_order():
+    X = np.arange(10.0).reshape(5, 2)
+    Xp, yp = ds.two_digits(X, [3, 7, 1, 7, 3], positive=7, negative=3)
+    np.testing.assert_array_equal(Xp, X[[0, 1, 3, 4]])
+    assert yp.tolist() == [-1, 1, 1, -1]
+    with pytest.raises(ValueError, match="no rows with label 4 or 5"):
+        ds.two_digits(X, [3, 7, 1, 7, 3], 4, 5)

@@ -66,3 +66,12 @@ def test_bad_input():
         coherence(np.eye(3), kind="max")
     with pytest.raises(dps.DataValidationError, match="zero"):
         coherence(np.zeros((3, 3)))
+
+
+def test_sign_accuracy():
+    from dpstats.metrics import sign_accuracy
+
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, 0.0]])
+    assert sign_accuracy([1.0, 1.0], X, [1, 1, -1, 1]) == 0.75  # the zero score counts as wrong
+    with pytest.raises(ValueError, match="shapes do not match"):
+        sign_accuracy([1.0], X, [1, 1, 1, 1])
