@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from _data import separable
 from scipy import stats
 
 import dpstats as dps
@@ -15,18 +16,8 @@ FUNCS = {"logistic": dps.logistic_regression, "svm": dps.svm}
 LOSSES = {"logistic": _Logistic("logistic_regression", 0.25), "svm": _Huber("svm", 1.0, 0.5)}
 
 
-def _separable(n, d=5, seed=0, margin=0.1):
-    """Rows uniform in the unit ball's cube [-1/sqrt(d), 1/sqrt(d)]^d, labelled by a hyperplane, margin removed."""
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-1, 1, (3 * n, d)) / math.sqrt(d)
-    w = np.ones(d) / math.sqrt(d)
-    keep = np.abs(X @ w) > margin / math.sqrt(d)
-    X = X[keep][:n]
-    return X, np.where(X @ w > 0, 1.0, -1.0)
-
-
-X_TRAIN, Y_TRAIN = _separable(2000, seed=0)
-X_TEST, Y_TEST = _separable(2000, seed=1)
+X_TRAIN, Y_TRAIN = separable(2000, seed=0)
+X_TEST, Y_TEST = separable(2000, seed=1)
 
 
 def _accuracy(f, X, y):

@@ -10,10 +10,10 @@ Excluded checks (a one-line reason each; also listed in the dpstats.estimators m
   return only the released weights, not the solver's iteration count (an API gap, not a privacy limitation).
 """
 
-import math
 
 import numpy as np
 import pytest
+from _data import separable
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
@@ -57,16 +57,6 @@ def test_check_estimator(estimator, check):
 # ----------------------------------------------------------------------------- data
 
 
-def _separable(n, d=5, seed=0, margin=0.1):
-    """Rows in the cube [-1/sqrt(d), 1/sqrt(d)]^d (norm <= 1), labelled by a hyperplane with a margin removed."""
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-1, 1, (3 * n, d)) / math.sqrt(d)
-    w = np.ones(d) / math.sqrt(d)
-    keep = np.abs(X @ w) > margin / math.sqrt(d)
-    X = X[keep][:n]
-    return X, (X @ w > 0).astype(int)
-
-
 def _two_view(n, seed=0):
     """X = [s, u1, u2]/2, Y = [s, v]/2 with a shared source s: one canonical pair (e1, e1) with correlation 1."""
     rng = np.random.default_rng(seed)
@@ -76,8 +66,12 @@ def _two_view(n, seed=0):
     return X, Y
 
 
-X_SEP, Y_SEP = _separable(1000, seed=0)
-X_SEP_TEST, Y_SEP_TEST = _separable(1000, seed=1)
+def _zero_one(X, y):
+    return X, (y > 0).astype(int)
+
+
+X_SEP, Y_SEP = _zero_one(*separable(1000, seed=0))
+X_SEP_TEST, Y_SEP_TEST = _zero_one(*separable(1000, seed=1))
 X_VIEW, Y_VIEW = _two_view(1000)
 
 # (estimator, X, y) used by the convention tests; large epsilon keeps them fast and stable.
