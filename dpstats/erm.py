@@ -100,7 +100,12 @@ class _Loss:
 @dataclass(frozen=True)
 class _Logistic(_Loss):
     def value_and_derivative(self, z):
-        return np.logaddexp(0.0, -z), -expit(-z)
+        # One exponential for both: with e = exp(−|z|), ℓ(z) = log(1 + e^{−z}) = max(−z, 0) + log1p(e) and
+        # ℓ′(z) = −1/(1 + e^{z}) = −e/(1 + e) for z >= 0 and −1/(1 + e) for z < 0 (no overflow either way).
+        e = np.exp(-np.abs(z))
+        value = np.maximum(-z, 0.0) + np.log1p(e)
+        derivative = np.where(z >= 0, e, 1.0) / -(1.0 + e)
+        return value, derivative
 
     def curvature(self, z):
         p = expit(z)

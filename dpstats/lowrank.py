@@ -1,4 +1,4 @@
-"""Private low-rank approximation of a tall matrix (Hardt & Roth, STOC 2012).
+"""Private low-rank approximation of a data matrix (Hardt & Roth, STOC 2012).
 
 **Neighbouring relation (Hardt & Roth, Definition 2.1), different from the PCA
 functions:** A and A′ (m × n, rows are people) are neighbours when they differ
@@ -12,8 +12,12 @@ Two methods, both (ε, δ)-DP with δ > 0:
 * ``"range_finder"`` — Hardt & Roth's algorithm (Section 6, built on Halko,
   Martinsson & Tropp 2011): a private range finder (Figure 2), optional
   pruning of large entries (Section 5.1), a private projection (Figure 3),
-  then truncation to rank k (post-processing). It beats randomized response
-  when A is tall and has low coherence (:func:`dpstats.metrics.coherence`).
+  then truncation to rank k (post-processing). Its error grows with the
+  coherence of A (:func:`dpstats.metrics.coherence`), which randomized
+  response does not see; it can beat randomized response on incoherent
+  matrices with many more columns than rows (n ≫ m), and loses on tall ones,
+  where its m × ℓ range-finder noise dominates (measured in
+  ``notebooks/papers/hardt_roth.ipynb``).
 * ``"input_perturbation"`` — the randomized-response baseline they beat
   (Blum, Dwork, McSherry & Nissim 2005): A plus iid Gaussian noise, then the
   truncated SVD.
