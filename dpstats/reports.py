@@ -15,7 +15,7 @@ injecting the profile's parameters plus ``seed`` and ``output_dir`` (the
 notebook's own folder of the report, where it saves figures as PNG and tables
 as CSV), writes the executed ``.ipynb`` and an ``.html`` beside them, and
 finally an ``index.md`` and ``index.html`` with the run time, profile, seed,
-package versions and git revision. Tables whose file name starts with
+package versions and git revision. Tables whose file name contains
 ``published_vs_reproduced`` (a paper's printed numbers beside the reproduced
 ones, with the difference and its explanation) are gathered at the top of the
 index under "Published vs reproduced". A failing notebook does not stop the
@@ -54,7 +54,7 @@ __all__ = ["Manifest", "NotebookResult", "NotebookSpec", "Report", "default_mani
 PROFILES = ("quick", "full")
 _VERSIONED = ("dpstats", "numpy", "scipy", "scikit-learn", "matplotlib", "papermill", "nbconvert")
 _TABLE_ROWS = 40
-COMPARISON_PREFIX = "published_vs_reproduced"
+COMPARISON_MARK = "published_vs_reproduced"
 # Every notebook runs in the interpreter that runs the report (ipykernel's native kernel), whatever
 # kernel name the notebook was saved with, so a report uses the environment it was started from.
 _KERNEL = "python3"
@@ -339,7 +339,7 @@ def _index_md(report: Report, header) -> str:
 
 
 def _is_comparison(table: Path) -> bool:
-    return table.stem.startswith(COMPARISON_PREFIX)
+    return COMPARISON_MARK in table.stem
 
 
 def _table_md(report: Report, table: Path, caption: str) -> list[str]:

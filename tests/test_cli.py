@@ -23,7 +23,8 @@ from dpstats.experiments import Table, output_folder, save_figure, save_table
 output_dir = output_folder(output_dir)
 value = float(np.random.default_rng(seed).normal() * scale)
 save_table(Table(["scale", "value"], [[scale, value]], fmt="{!r}"), output_dir, "values")
-save_table(Table(["quantity", "published", "reproduced"], [["x", 1.0, value]]), output_dir, "published_vs_reproduced")
+comparison = Table(["quantity", "published", "reproduced"], [["x", 1.0, value]])
+save_table(comparison, output_dir, "table1_published_vs_reproduced")
 fig, ax = plt.subplots()
 ax.plot([0, 1], [0, value])
 save_figure(fig, output_dir, "line")
@@ -78,7 +79,7 @@ def test_report_runs_all_marks_the_failure_and_writes_the_index(manifest, tmp_pa
     assert "good/line.png" in index and "good/values.csv" in index and "| 3.0 |" in index
     assert "numpy" in index and "git revision" in index
     published = index.index("## Published vs reproduced")
-    assert published < index.index("## A good one") and "A good one: published_vs_reproduced.csv" in index
+    assert published < index.index("## A good one") and "A good one: table1_published_vs_reproduced.csv" in index
     html = (out / "index.html").read_text()
     assert "A failing one" in html and "class='failed'" in html
 
