@@ -239,6 +239,14 @@ class DPCCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         return tags
 
 
+def _with_intercept_column(X: np.ndarray) -> np.ndarray:
+    """[X, 1] / √2 in one allocation: rows keep ‖z‖₂ <= 1 when ‖x‖₂ <= 1, so the ERM calibration is unchanged."""
+    Z = np.empty((X.shape[0], X.shape[1] + 1))
+    np.multiply(X, 1.0 / math.sqrt(2.0), out=Z[:, :-1])
+    Z[:, -1] = 1.0 / math.sqrt(2.0)
+    return Z
+
+
 class _DPLinearClassifier(_SharedAccountantMixin, ClassifierMixin, BaseEstimator):
     """Shared fit / predict of the two ERM classifiers; subclasses set ``_mechanism`` and ``_options``."""
 
@@ -255,7 +263,7 @@ class _DPLinearClassifier(_SharedAccountantMixin, ClassifierMixin, BaseEstimator
                              "fits spends epsilon)")
         X = check_row_norms(X, "X", clip=self.clip)
         labels = np.where(y == self.classes_[1], 1.0, -1.0)
-        Z = np.hstack([X, np.ones((X.shape[0], 1))]) / math.sqrt(2.0) if self.fit_intercept else X
+        Z = _with_intercept_column(X) if self.fit_intercept else X
         f = self._mechanism(Z, labels, self.epsilon, lam=self.lam, method=self.method, rng=check_rng(self.random_state),
                             accountant=self.accountant, tol=self.tol, max_iter=self.max_iter, **self._options())
         if self.fit_intercept:
