@@ -29,7 +29,7 @@ def test_logistic_minimiser_matches_scikit_learn():
 
     # scikit-learn minimises C Σ ℓ + ½‖w‖², the same minimiser as (1/n) Σ ℓ + (λ/2)‖w‖² for C = 1/(nλ).
     lam = 0.01
-    f = _solve(X_TRAIN, Y_TRAIN, LOSSES["logistic"], lam, None, 1e-10, 5000)
+    f, _ = _solve(X_TRAIN, Y_TRAIN, LOSSES["logistic"], lam, None, 1e-10, 5000)
     ref = LogisticRegression(C=1 / (len(Y_TRAIN) * lam), fit_intercept=False, tol=1e-12, max_iter=10_000)
     ref.fit(X_TRAIN, Y_TRAIN)
     np.testing.assert_allclose(f, ref.coef_[0], rtol=0, atol=1e-6)
@@ -65,7 +65,7 @@ def test_output_perturbation_noise_norm_is_gamma(loss):
     # Algorithm 1: release = f* + b, density of b ∝ exp(-(n lam eps / 2)‖b‖), so ‖b‖ ~ Gamma(d, 2/(n lam eps)).
     X, y = X_TRAIN[:40, :3], Y_TRAIN[:40]
     n, d, lam, eps = 40, 3, 0.5, 2.0
-    f_star = _solve(X, y, LOSSES[loss], lam, None, 1e-10, 5000)
+    f_star, _ = _solve(X, y, LOSSES[loss], lam, None, 1e-10, 5000)
     rng = np.random.default_rng(2)
     norms = [np.linalg.norm(FUNCS[loss](X, y, eps, lam=lam, method="output", rng=rng) - f_star) for _ in range(400)]
     assert stats.kstest(norms, stats.gamma(d, scale=2 / (n * lam * eps)).cdf).pvalue > ALPHA
@@ -115,7 +115,8 @@ def test_audit_of_output_perturbation_stays_below_epsilon():
     X2[0], y2[0] = [-0.6, 0.0], 1.0
     lam, eps = 1.0, 1.0
     loss = LOSSES["logistic"]
-    mid = (_solve(X, y, loss, lam, None, 1e-10, 100)[0] + _solve(X2, y2, loss, lam, None, 1e-10, 100)[0]) / 2
+    (f1, _), (f2, _) = _solve(X, y, loss, lam, None, 1e-10, 100), _solve(X2, y2, loss, lam, None, 1e-10, 100)
+    mid = (f1[0] + f2[0]) / 2
     res = audit(lambda data, r: dps.logistic_regression(*data, eps, lam=lam, method="output", rng=r),
                 (X, y), (X2, y2), lambda f: f[0] > mid, n_runs=1500, rng=4)
     assert res.epsilon_lower <= eps

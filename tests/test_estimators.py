@@ -3,11 +3,7 @@
 ``check_estimator`` runs on instances with ``clip=True`` (the checks' synthetic data have rows with norm > 1, which
 the mechanisms refuse by default) and otherwise default parameters (epsilon = 1; the checks fix random_state).
 
-Excluded checks (a one-line reason each; also listed in the dpstats.estimators module docstring):
-
-* ``check_non_transformer_estimators_n_iter`` (DPLogisticRegression, DPLinearSVC): the classifiers have ``max_iter``
-  (the certified solver's limit) but no ``n_iter_`` attribute, because dpstats.logistic_regression / dpstats.svm
-  return only the released weights, not the solver's iteration count (an API gap, not a privacy limitation).
+No check is excluded.
 """
 
 
@@ -26,17 +22,6 @@ from sklearn.utils.validation import check_is_fitted
 import dpstats as dps
 from dpstats.estimators import DPCCA, DPPCA, DPLinearSVC, DPLogisticRegression
 
-N_ITER_REASON = ("no n_iter_: dpstats.logistic_regression/svm return only the released weights, not the solver's "
-                 "iteration count (API gap, not a privacy limitation)")
-EXPECTED_FAILED = {
-    "DPLogisticRegression": {"check_non_transformer_estimators_n_iter": N_ITER_REASON},
-    "DPLinearSVC": {"check_non_transformer_estimators_n_iter": N_ITER_REASON},
-}
-
-
-def _expected_failed(estimator):
-    return EXPECTED_FAILED.get(type(estimator).__name__, {})
-
 
 @parametrize_with_checks(
     [
@@ -48,7 +33,6 @@ def _expected_failed(estimator):
         DPLogisticRegression(method="output", clip=True),
         DPLinearSVC(clip=True),
     ],
-    expected_failed_checks=_expected_failed,
 )
 def test_check_estimator(estimator, check):
     check(estimator)
@@ -84,8 +68,8 @@ CASES = {
 FITTED = {
     "DPPCA": ["components_", "n_components_", "n_features_in_"],
     "DPCCA": ["x_weights_", "y_weights_", "correlations_", "result_", "n_features_in_"],
-    "DPLogisticRegression": ["coef_", "intercept_", "classes_", "n_features_in_"],
-    "DPLinearSVC": ["coef_", "intercept_", "classes_", "n_features_in_"],
+    "DPLogisticRegression": ["coef_", "intercept_", "classes_", "n_features_in_", "n_iter_"],
+    "DPLinearSVC": ["coef_", "intercept_", "classes_", "n_features_in_", "n_iter_"],
 }
 
 
