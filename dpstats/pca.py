@@ -23,8 +23,11 @@ estimate of A.
 
 from __future__ import annotations
 
+import functools
 import math
+import os
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -48,7 +51,7 @@ __all__ = ["pca", "pca_ag", "pca_ppca", "pca_ppm", "pca_sn", "second_moment", "t
 MECHANISMS = ("ag", "sn", "ppm", "ppca")
 
 # Bytes per block when X.T @ X is accumulated: a block stays in the (L3) cache while its row
-# norms are checked, and is large enough for the BLAS product to use every core efficiently.
+# norms are checked and its product is taken.
 _BLOCK_BYTES = 16 * 2**20
 
 SN_ERRATUM = (
@@ -64,7 +67,10 @@ def second_moment(X, *, clip: bool = False) -> np.ndarray:
     The product is accumulated over blocks of rows; each block's row norms are
     checked while the block is in cache, so the check costs little on top of the
     product and X is never copied (unless it is not float64, or ``clip=True``
-    has to rescale rows).
+    has to rescale rows). When X spans several blocks, its rows are split into
+    one contiguous part per core, each part handled by its own thread with a
+    single-threaded BLAS (for the duration of the call): the norm check then runs on every core as well, and
+    the whole costs about what ``X.T @ X`` alone costs (``benchmarks/bench_pca.py``).
 
     Parameters
     ----------
@@ -84,14 +90,41 @@ def second_moment(X, *, clip: bool = False) -> np.ndarray:
         raise DataValidationError(f"X must have at least one column; got shape {X.shape}")
     if clip:
         X = check_row_norms(X, "X", clip=True)
+    rows = max(256, _BLOCK_BYTES // (8 * X.shape[1]))  # >= 256: the d × d update per block stays negligible
+    parts = min(_cores(), -(-X.shape[0] // rows))
+    if parts == 1:
+        partials = [_checked_gram(X, rows)]
+    else:
+        edges = np.linspace(0, X.shape[0], parts + 1).astype(int)
+        with _blas_controller().limit(limits=1, user_api="blas"), ThreadPoolExecutor(parts) as pool:
+            partials = list(pool.map(lambda a, b: _checked_gram(X[a:b], rows), edges[:-1], edges[1:]))
+    if any(A is None for A in partials):
+        check_row_norms(X, "X")  # raises with the count over all rows
+    return sum(partials)
+
+
+@functools.cache
+def _blas_controller():
+    """threadpoolctl's handle on the BLAS libraries loaded so far (numpy's is loaded with numpy); made once,
+    because finding the libraries costs milliseconds per call."""
+    from threadpoolctl import ThreadpoolController  # installed with scikit-learn
+
+    return ThreadpoolController()
+
+
+def _cores() -> int:
+    """CPUs this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _checked_gram(X: np.ndarray, rows: int) -> np.ndarray | None:
+    """Σ_blocks BᵀB over blocks of ``rows`` rows, or None as soon as a block has a row with norm > 1 (or NaN)."""
     limit = 1.0 + NORM_TOLERANCE
     A = np.zeros((X.shape[1], X.shape[1]))
-    rows = max(256, _BLOCK_BYTES // (8 * X.shape[1]))
     for start in range(0, X.shape[0], rows):
         block = X[start:start + rows]
-        sq = np.einsum("ij,ij->i", block, block)
-        if not sq.max() <= limit:  # also true for NaN
-            check_row_norms(X, "X")  # raises with the count over all rows
+        if not np.einsum("ij,ij->i", block, block).max() <= limit:  # also true for NaN
+            return None
         A += block.T @ block
     return A
 

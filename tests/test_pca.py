@@ -1,5 +1,6 @@
 """PCA mechanisms: recovery, monotone utility, noise scales, SN's erratum, audits, bad input."""
 
+import importlib
 import math
 import warnings
 
@@ -67,6 +68,22 @@ def test_second_moment_is_unnormalised_gram_matrix():
     X = X_SPIKED[:5000]
     np.testing.assert_allclose(second_moment(X), X.T @ X, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(second_moment(np.asfortranarray(X)), X.T @ X, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("bad_row,value,error,match", [
+    (3999, 0.9, dps.OutOfBoundsError, "1 row"),  # norm 0.9·√12 > 1, in the last part
+    (2000, np.nan, dps.DataValidationError, "NaN"),  # in the middle part
+])
+def test_second_moment_in_parallel_parts_is_exact_and_checks_every_part(monkeypatch, bad_row, value, error, match):
+    # Small blocks and three cores: X (4000 rows) spans 16 blocks of 256 rows, split into 3 threaded parts.
+    module = importlib.import_module("dpstats.pca")  # dps.pca is the function of that name
+    monkeypatch.setattr(module, "_BLOCK_BYTES", 1)
+    monkeypatch.setattr(module, "_cores", lambda: 3)
+    X = X_SPIKED.copy()
+    np.testing.assert_allclose(second_moment(X), X.T @ X, rtol=1e-12, atol=1e-12)
+    X[bad_row] = value
+    with pytest.raises(error, match=match):
+        second_moment(X)
 
 
 def test_ag_noise_is_symmetric_with_stated_scale():
