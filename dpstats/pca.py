@@ -68,9 +68,10 @@ def second_moment(X, *, clip: bool = False) -> np.ndarray:
     checked while the block is in cache, so the check costs little on top of the
     product and X is never copied (unless it is not float64, or ``clip=True``
     has to rescale rows). When X spans several blocks, its rows are split into
-    one contiguous part per core, each part handled by its own thread with a
-    single-threaded BLAS (for the duration of the call): the norm check then runs on every core as well, and
-    the whole costs about what ``X.T @ X`` alone costs (``benchmarks/bench_pca.py``).
+    one contiguous part per core, each handled by its own thread with a
+    single-threaded BLAS (for the duration of the call): the norm check then
+    runs on every core as well, and the whole costs about what ``X.T @ X``
+    alone costs (``benchmarks/bench_pca.py``).
 
     Parameters
     ----------
