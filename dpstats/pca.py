@@ -71,7 +71,9 @@ def second_moment(X, *, clip: bool = False) -> np.ndarray:
     one contiguous part per core, each handled by its own thread with a
     single-threaded BLAS (for the duration of the call): the norm check then
     runs on every core as well, and the whole costs about what ``X.T @ X``
-    alone costs (``benchmarks/bench_pca.py``).
+    alone costs (``benchmarks/bench_pca.py``). The order of summation depends on
+    the number of cores, so results agree across machines to rounding (about
+    1e-13 relative), not bit for bit; on one machine they are reproducible.
 
     Parameters
     ----------
