@@ -9,7 +9,7 @@ from scipy import stats
 
 import dpstats as dps
 from dpstats.audit import audit
-from dpstats.erm import NotConvergedError, _Huber, _Logistic, _solve, objective_perturbation_parameters
+from dpstats.erm import NotConvergedError, _Huber, _Logistic, _objective, _solve, objective_perturbation_parameters
 
 ALPHA = 1e-3  # type-I error of each KS test (fixed seeds: deterministic)
 FUNCS = {"logistic": dps.logistic_regression, "svm": dps.svm}
@@ -33,6 +33,24 @@ def test_logistic_minimiser_matches_scikit_learn():
     ref = LogisticRegression(C=1 / (len(Y_TRAIN) * lam), fit_intercept=False, tol=1e-12, max_iter=10_000)
     ref.fit(X_TRAIN, Y_TRAIN)
     np.testing.assert_allclose(f, ref.coef_[0], rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "svm"])
+def test_blocked_objective_is_F_minus_F_at_anchor_with_its_gradient(monkeypatch, loss):
+    # Blocks of 64 rows (500 rows: 8 blocks); the value is F(f) - F(anchor), the gradient is ∇F(f).
+    monkeypatch.setattr("dpstats.erm._BLOCK_BYTES", 64 * 8 * 5)
+    X, y = X_TRAIN[:500], Y_TRAIN[:500]
+    lam, rng = 0.05, np.random.default_rng(5)
+    lin, anchor, f = rng.normal(size=(3, 5))
+
+    def F(w):
+        return LOSSES[loss].value_and_derivative(y * (X @ w))[0].mean() + 0.5 * lam * (w @ w) + lin @ w
+
+    value, grad = _objective(X, y, LOSSES[loss], lam, lin, anchor)(f)
+    assert value == pytest.approx(F(f) - F(anchor), abs=1e-12)
+    h = 1e-6
+    numeric = [(F(f + h * e) - F(f - h * e)) / (2 * h) for e in np.eye(5)]
+    np.testing.assert_allclose(grad, numeric, rtol=0, atol=1e-7)
 
 
 @pytest.mark.parametrize("loss", ["logistic", "svm"])
