@@ -34,7 +34,8 @@ __all__ = ["mean", "variance", "histogram"]
 
 
 def _records(x, bounds, axis, clip: bool):
-    """Validate ``x`` against ``bounds`` and return (x, n, lower, upper) broadcast to the output."""
+    """Validate ``x`` against ``bounds``; return (x, n, lower, upper, sum of x along axis), bounds broadcast to the
+    output."""
     x = check_array(x, "x", ndim=(1, 2, 3))
     if axis is not None:
         if axis not in range(-x.ndim, x.ndim) or isinstance(axis, bool):
@@ -53,8 +54,8 @@ def _records(x, bounds, axis, clip: bool):
             f"bounds must broadcast to the shape of one record's statistic {out_shape}; "
             f"got shapes {np.shape(lower)} and {np.shape(upper)}"
         ) from err
-    x = enforce_bounds(x, lower, upper, name="x", axis=axis, clip=clip)
-    return x, n, lower, upper
+    x, total = enforce_bounds(x, lower, upper, name="x", axis=axis, clip=clip)
+    return x, n, lower, upper, total
 
 
 def _release(value, per_coordinate, epsilon, delta, rng, accountant, mechanism):
@@ -115,8 +116,8 @@ def mean(x, epsilon: float, delta: float = 0.0, *, bounds, axis: int | None = No
     >>> m = dps.mean([0.1, 0.5, 0.9], epsilon=1.0, bounds=(0, 1), rng=0)
     """
     epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
-    x, n, lower, upper = _records(x, bounds, axis, clip)
-    value = np.mean(x, axis=axis)
+    _, n, lower, upper, total = _records(x, bounds, axis, clip)
+    value = total / n
     return _release(value, (upper - lower) / n, epsilon, delta, rng, accountant, "mean")
 
 
@@ -163,7 +164,7 @@ def variance(x, epsilon: float, delta: float = 0.0, *, bounds, axis: int | None 
     >>> v = dps.variance([0.1, 0.5, 0.9], epsilon=1.0, bounds=(0, 1), rng=0)
     """
     epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
-    x, n, lower, upper = _records(x, bounds, axis, clip)
+    x, n, lower, upper, _ = _records(x, bounds, axis, clip)
     value = np.var(x, axis=axis)
     return _release(value, (n - 1) * (upper - lower) ** 2 / n**2, epsilon, delta, rng, accountant, "variance")
 
@@ -221,7 +222,7 @@ def histogram(x, epsilon: float, delta: float = 0.0, *, bins: int = 10, range, c
     # np.histogram drops NaN and out-of-range values, so a short total reveals them in the same pass.
     counts, edges = np.histogram(x, bins=bins, range=hist_range)
     if counts.sum() != x.size:
-        x = enforce_bounds(x, lower, upper, name="x", clip=clip)
+        x, _ = enforce_bounds(x, lower, upper, name="x", clip=clip)
         counts, edges = np.histogram(x, bins=bins, range=hist_range)
     charge(accountant, epsilon, delta, mechanism="histogram")
     noisy = perturb(counts.astype(np.float64), epsilon, delta, l1_sensitivity=2.0, l2_sensitivity=np.sqrt(2.0),

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import dpstats as dps
+from dpstats._validation import enforce_bounds
 from dpstats.exceptions import DataValidationError, OutOfBoundsError, ParameterError
 
 X = np.array([0.1, 0.4, 0.8])
@@ -125,3 +126,22 @@ def test_check_row_norms():
     assert np.allclose(np.linalg.norm(clipped, axis=1), [1.0, 1.0, 0.1])
     with pytest.raises(DataValidationError, match="NaN"):
         check_row_norms(np.array([[np.nan, 0.0]]))
+
+
+@pytest.mark.parametrize("shape,axis", [((1000,), None), ((300, 4), None), ((300, 4), 0), ((300, 4), 1),
+                                        ((300, 4), -1), ((50, 3, 4), 1), ((50, 3, 4), 0)])
+def test_bounds_scan_in_blocks_matches_numpy_and_sees_every_block(monkeypatch, shape, axis):
+    # Blocks of 64 bytes: many blocks along the first axis, whichever axis the statistic runs along.
+    monkeypatch.setattr("dpstats._validation._SCAN_BLOCK_BYTES", 64)
+    x = np.random.default_rng(0).uniform(-1, 1, shape)
+    checked, total = enforce_bounds(x, np.float64(-1), np.float64(1), name="x", axis=axis, clip=False)
+    assert checked is x
+    np.testing.assert_allclose(total, x.sum(axis=axis), rtol=1e-12)
+    for value, error in ((1.5, OutOfBoundsError), (np.nan, DataValidationError)):
+        bad = x.copy()
+        bad.flat[-1] = value  # in the last block
+        with pytest.raises(error, match="1 "):
+            enforce_bounds(bad, np.float64(-1), np.float64(1), name="x", axis=axis, clip=False)
+    clipped, clipped_total = enforce_bounds(2 * x, np.float64(-1), np.float64(1), name="x", axis=axis, clip=True)
+    np.testing.assert_array_equal(clipped, np.clip(2 * x, -1, 1))
+    np.testing.assert_allclose(clipped_total, clipped.sum(axis=axis), rtol=1e-12)
