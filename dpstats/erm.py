@@ -49,10 +49,11 @@ Exactness. Both theorems are about the *exact* minimiser. dpstats minimises the
 smooth, λ-strongly convex objective with L-BFGS-B on analytic gradients (a
 second run, restarted where the first stalled, if floating point stopped the
 first one short; then, if needed, a few Newton steps with the analytic Hessian)
-and certifies the result: it refuses to release (raising :class:`NotConvergedError`) unless
-‖∇F(f)‖₂ <= ``tol``, which by strong convexity puts f within ``tol``/λ
-of the exact minimiser. (The original dp-stats used Nelder–Mead, which gives no
-such certificate, and its logistic output perturbation crashed.)
+and certifies the result: it refuses to release (raising
+:class:`NotConvergedError`) unless ‖∇F(f)‖₂ <= ``tol``, which by strong
+convexity puts f within ``tol``/λ of the exact minimiser. (The original
+dp-stats used Nelder–Mead, which gives no such certificate, and its logistic
+output perturbation crashed.)
 
 Intercept. The functions fit no intercept: an unpenalised bias term would break
 the strong convexity the proofs need. The estimators in
