@@ -11,14 +11,12 @@ import numbers
 
 import numpy as np
 
+from ._blocks import row_blocks
 from .exceptions import DataValidationError, OutOfBoundsError, ParameterError
 
 # Rows produced by dividing by a norm can exceed 1 by a few ulps; this tolerance on
 # the squared norm absorbs rounding only (it moves a sensitivity by < 1e-10).
 NORM_TOLERANCE = 1e-10
-
-# Bytes per block when data are scanned for their bounds: a block stays in cache for all its reductions.
-_SCAN_BLOCK_BYTES = 1 << 20
 
 
 def _is_real_scalar(value) -> bool:
@@ -163,15 +161,14 @@ def enforce_bounds(x: np.ndarray, lower, upper, *, name: str, axis=None, clip: b
 def _min_max_sum(x: np.ndarray, axis) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Minimum, maximum and sum of ``x`` along ``axis`` (None: all values), reading x from memory once.
 
-    x is cut into blocks of about ``_SCAN_BLOCK_BYTES`` along its first axis; the
-    three reductions of a block run while it is in cache (1.8x the time of
+    x is cut into cache-sized blocks along its first axis; the three reductions
+    of a block run while it is in cache (1.8x the time of
     ``np.mean`` at 1e7 values, against 2.7x for three whole-array passes).
     """
     axis = None if axis is None else axis % x.ndim
-    rows = max(1, _SCAN_BLOCK_BYTES // max(1, x[:1].nbytes))
     lo, hi, total = [], [], []
-    for start in range(0, x.shape[0], rows):
-        block = x[start:start + rows]
+    for rows in row_blocks(x):
+        block = x[rows]
         lo.append(np.min(block, axis=axis))
         hi.append(np.max(block, axis=axis))
         total.append(np.sum(block, axis=axis))

@@ -70,6 +70,7 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit
 
+from ._blocks import row_blocks
 from ._validation import check_array, check_choice, check_epsilon, check_int, check_positive, check_rng, check_row_norms
 from .accounting import Accountant, charge
 from .exceptions import DataValidationError, PrivacyError
@@ -80,7 +81,6 @@ __all__ = ["NotConvergedError", "logistic_regression", "objective_perturbation_p
 METHODS = ("objective", "output")
 DEFAULT_TOL = 1e-9
 DEFAULT_MAX_ITER = 5000
-_BLOCK_BYTES = 1 << 20  # rows of X per block of the objective and Hessian: a block stays in cache between its uses
 
 
 class NotConvergedError(PrivacyError):
@@ -184,19 +184,14 @@ def _check_data(X, y, clip: bool) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
-def _block_rows(X: np.ndarray) -> int:
-    return max(1, _BLOCK_BYTES // (X.itemsize * X.shape[1]))
-
-
 def _hessian(X: np.ndarray, y: np.ndarray, loss: _Loss, reg: float, f: np.ndarray) -> np.ndarray:
     """∇²F(f) = Xᵀ diag(ℓ″(y_i fᵀx_i)) X / n + reg·I, accumulated as B_bᵀB_b with B_b = diag(√ℓ″) X_b over blocks
     of rows (a symmetric rank-k update: half the flops of a general product, and no n × d temporary)."""
     n, d = X.shape
-    rows = _block_rows(X)
     H = np.zeros((d, d))
-    for start in range(0, n, rows):
-        X_b = X[start:start + rows]
-        B = X_b * np.sqrt(loss.curvature(y[start:start + rows] * (X_b @ f)))[:, None]
+    for rows in row_blocks(X):
+        X_b = X[rows]
+        B = X_b * np.sqrt(loss.curvature(y[rows] * (X_b @ f)))[:, None]
         H += B.T @ B
     H /= n
     H[np.diag_indices(d)] += reg
@@ -215,15 +210,15 @@ def _objective(X: np.ndarray, y: np.ndarray, loss: _Loss, reg: float, lin: np.nd
     L-BFGS-B's line search would stall on F.
     """
     n, d = X.shape
-    rows = _block_rows(X)
+    blocks = row_blocks(X)
     at_anchor = loss.value_and_derivative(y * (X @ anchor))[0]
 
     def fun(f):
         total, grad = 0.0, np.zeros(d)
-        for start in range(0, n, rows):
-            X_b, y_b = X[start:start + rows], y[start:start + rows]
+        for rows in blocks:
+            X_b, y_b = X[rows], y[rows]
             value, deriv = loss.value_and_derivative(y_b * (X_b @ f))
-            total += (value - at_anchor[start:start + rows]).sum()
+            total += (value - at_anchor[rows]).sum()
             grad += X_b.T @ (y_b * deriv)
         regulariser = 0.5 * reg * ((f - anchor) @ (f + anchor)) + lin @ (f - anchor)
         return total / n + regulariser, grad / n + reg * f + lin

@@ -27,10 +27,10 @@ import functools
 import math
 import os
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ._blocks import row_blocks
 from ._validation import (
     NORM_TOLERANCE,
     check_array,
@@ -53,6 +53,7 @@ MECHANISMS = ("ag", "sn", "ppm", "ppca")
 # Bytes per block when X.T @ X is accumulated: a block stays in the (L3) cache while its row
 # norms are checked and its product is taken.
 _BLOCK_BYTES = 16 * 2**20
+_MIN_BLOCK_ROWS = 256  # the d × d update per block stays negligible against the block's product
 
 SN_ERRATUM = (
     "Imtiaz (2017), 'A Note on Wishart Mechanisms for (epsilon, 0) Differential Privacy', proves that "
@@ -93,14 +94,15 @@ def second_moment(X, *, clip: bool = False) -> np.ndarray:
         raise DataValidationError(f"X must have at least one column; got shape {X.shape}")
     if clip:
         X = check_row_norms(X, "X", clip=True)
-    rows = max(256, _BLOCK_BYTES // (8 * X.shape[1]))  # >= 256: the d × d update per block stays negligible
-    parts = min(_cores(), -(-X.shape[0] // rows))
+    parts = min(_cores(), len(row_blocks(X, _BLOCK_BYTES, _MIN_BLOCK_ROWS)))
     if parts == 1:
-        partials = [_checked_gram(X, rows)]
+        partials = [_checked_gram(X)]
     else:
+        from concurrent.futures import ThreadPoolExecutor  # only large X needs threads: keep `import dpstats` light
+
         edges = np.linspace(0, X.shape[0], parts + 1).astype(int)
         with _blas_controller().limit(limits=1, user_api="blas"), ThreadPoolExecutor(parts) as pool:
-            partials = list(pool.map(lambda a, b: _checked_gram(X[a:b], rows), edges[:-1], edges[1:]))
+            partials = list(pool.map(lambda a, b: _checked_gram(X[a:b]), edges[:-1], edges[1:]))
     if any(A is None for A in partials):
         check_row_norms(X, "X")  # raises with the count over all rows
     return sum(partials)
@@ -120,12 +122,12 @@ def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def _checked_gram(X: np.ndarray, rows: int) -> np.ndarray | None:
-    """Σ_blocks BᵀB over blocks of ``rows`` rows, or None as soon as a block has a row with norm > 1 (or NaN)."""
+def _checked_gram(X: np.ndarray) -> np.ndarray | None:
+    """Σ_blocks BᵀB over blocks of rows, or None as soon as a block has a row with norm > 1 (or NaN)."""
     limit = 1.0 + NORM_TOLERANCE
     A = np.zeros((X.shape[1], X.shape[1]))
-    for start in range(0, X.shape[0], rows):
-        block = X[start:start + rows]
+    for rows in row_blocks(X, _BLOCK_BYTES, _MIN_BLOCK_ROWS):
+        block = X[rows]
         if not np.einsum("ij,ij->i", block, block).max() <= limit:  # also true for NaN
             return None
         A += block.T @ block

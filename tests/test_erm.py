@@ -10,6 +10,7 @@ from scipy import stats
 import dpstats as dps
 from dpstats.audit import audit
 from dpstats.erm import NotConvergedError, _Huber, _Logistic, _objective, _solve, objective_perturbation_parameters
+from dpstats.metrics import sign_accuracy
 
 ALPHA = 1e-3  # type-I error of each KS test (fixed seeds: deterministic)
 FUNCS = {"logistic": dps.logistic_regression, "svm": dps.svm}
@@ -18,10 +19,6 @@ LOSSES = {"logistic": _Logistic("logistic_regression", 0.25), "svm": _Huber("svm
 
 X_TRAIN, Y_TRAIN = separable(2000, seed=0)
 X_TEST, Y_TEST = separable(2000, seed=1)
-
-
-def _accuracy(f, X, y):
-    return float(np.mean(np.where(X @ f > 0, 1.0, -1.0) == y))
 
 
 def test_logistic_minimiser_matches_scikit_learn():
@@ -38,7 +35,7 @@ def test_logistic_minimiser_matches_scikit_learn():
 @pytest.mark.parametrize("loss", ["logistic", "svm"])
 def test_blocked_objective_is_F_minus_F_at_anchor_with_its_gradient(monkeypatch, loss):
     # Blocks of 64 rows (500 rows: 8 blocks); the value is F(f) - F(anchor), the gradient is ∇F(f).
-    monkeypatch.setattr("dpstats.erm._BLOCK_BYTES", 64 * 8 * 5)
+    monkeypatch.setattr("dpstats._blocks.CACHE_BLOCK_BYTES", 64 * 8 * 5)
     X, y = X_TRAIN[:500], Y_TRAIN[:500]
     lam, rng = 0.05, np.random.default_rng(5)
     lin, anchor, f = rng.normal(size=(3, 5))
@@ -59,12 +56,12 @@ def test_large_epsilon_reaches_non_private_accuracy(loss, method):
     from sklearn.svm import LinearSVC
 
     # Non-private reference: scikit-learn's linear SVM (squared hinge) on the same separable data.
-    reference = _accuracy(LinearSVC(fit_intercept=False).fit(X_TRAIN, Y_TRAIN).coef_[0], X_TEST, Y_TEST)
+    reference = sign_accuracy(LinearSVC(fit_intercept=False).fit(X_TRAIN, Y_TRAIN).coef_[0], X_TEST, Y_TEST)
     # eps = 1e3, lam = 1e-3, n = 2000, d = 5: output noise has mean norm 2d/(n lam eps) = 5e-3; objective noise
     # moves f by about (2d/eps')/(n lam) = 5e-3. Both are tiny against ‖f‖ (> 10), so at most a few test points
     # near the boundary can flip: 1 % slack.
     f = FUNCS[loss](X_TRAIN, Y_TRAIN, 1e3, lam=1e-3, method=method, rng=0)
-    assert _accuracy(f, X_TEST, Y_TEST) >= reference - 0.01
+    assert sign_accuracy(f, X_TEST, Y_TEST) >= reference - 0.01
 
 
 @pytest.mark.parametrize("loss", ["logistic", "svm"])

@@ -132,7 +132,7 @@ def test_check_row_norms():
                                         ((300, 4), -1), ((50, 3, 4), 1), ((50, 3, 4), 0)])
 def test_bounds_scan_in_blocks_matches_numpy_and_sees_every_block(monkeypatch, shape, axis):
     # Blocks of 64 bytes: many blocks along the first axis, whichever axis the statistic runs along.
-    monkeypatch.setattr("dpstats._validation._SCAN_BLOCK_BYTES", 64)
+    monkeypatch.setattr("dpstats._blocks.CACHE_BLOCK_BYTES", 64)
     x = np.random.default_rng(0).uniform(-1, 1, shape)
     checked, total = enforce_bounds(x, np.float64(-1), np.float64(1), name="x", axis=axis, clip=False)
     assert checked is x

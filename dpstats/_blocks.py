@@ -1,0 +1,15 @@
+"""Blocks of rows that fit in a cache, for the loops that read a large array once and reduce it several ways."""
+
+from __future__ import annotations
+
+import numpy as np
+
+# About one core's share of cache: a block read from memory is still there for its next reduction.
+CACHE_BLOCK_BYTES = 1 << 20
+
+
+def row_blocks(x: np.ndarray, block_bytes: int | None = None, min_rows: int = 1) -> list[slice]:
+    """Slices along the first axis of ``x`` covering it in blocks of about ``block_bytes``
+    (default :data:`CACHE_BLOCK_BYTES`), each of at least ``min_rows`` rows."""
+    rows = max(min_rows, (block_bytes or CACHE_BLOCK_BYTES) // max(1, x[:1].nbytes))
+    return [slice(start, start + rows) for start in range(0, x.shape[0], rows)]
