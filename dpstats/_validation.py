@@ -62,24 +62,6 @@ def check_choice(value, name: str, choices) -> str:
     return value
 
 
-def check_rng(rng) -> np.random.Generator:
-    """Turn ``rng`` into a :class:`numpy.random.Generator`.
-
-    ``None`` draws fresh entropy from the operating system (never a fixed seed);
-    an int or :class:`numpy.random.SeedSequence` seeds a new generator; a
-    ``Generator`` is used as it is.
-    """
-    if rng is None or isinstance(rng, np.random.SeedSequence):
-        return np.random.default_rng(rng)
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) and rng >= 0:
-        return np.random.default_rng(int(rng))
-    raise ParameterError(
-        f"rng must be None, a non-negative int seed or a numpy.random.Generator; got {rng!r}"
-    )
-
-
 def check_array(x, name: str, *, ndim: tuple[int, ...] = (1, 2), min_rows: int = 1) -> np.ndarray:
     """Return ``x`` as a float64 array with an allowed number of dimensions.
 

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_delta, check_int, check_rng
+from ._validation import check_delta, check_int
+from .noise.random import check_rng
 
 __all__ = ["AuditResult", "audit", "clopper_pearson"]
 

@@ -9,6 +9,7 @@ own classes so that callers can catch them separately.
 __all__ = [
     "BudgetExceededError",
     "DataValidationError",
+    "FloatingPointNoiseWarning",
     "NotPrivateError",
     "NotPrivateWarning",
     "OutOfBoundsError",
@@ -50,3 +51,12 @@ class NotPrivateError(PrivacyError):
 
 class NotPrivateWarning(UserWarning):
     """The release is not differentially private (for example the SN / Wishart mechanism)."""
+
+
+class FloatingPointNoiseWarning(UserWarning):
+    """The release used floating-point noise (``noise="float"``), which leaks through its low-order bits.
+
+    Mironov (CCS 2012): the doubles that ``value + noise`` can produce depend on
+    ``value``. dpstats' default noise is exact integer noise on a public grid;
+    the float option exists to reproduce published numbers.
+    """
