@@ -15,6 +15,7 @@ from .descriptive import histogram, mean, variance
 from .exceptions import (
     BudgetExceededError,
     DataValidationError,
+    FloatingPointNoiseWarning,
     NotPrivateError,
     NotPrivateWarning,
     OutOfBoundsError,
@@ -34,6 +35,7 @@ _LAZY = {
     "datasets": "datasets",
     "estimators": "estimators",
     "experiments": "experiments",
+    "accounting": "accounting",
     "logistic_regression": "erm",
     "svm": "erm",
     "low_rank": "lowrank",
@@ -44,6 +46,7 @@ __all__ = [
     "Accountant",
     "BudgetExceededError",
     "DataValidationError",
+    "FloatingPointNoiseWarning",
     "NotPrivateError",
     "NotPrivateWarning",
     "OutOfBoundsError",

@@ -223,7 +223,7 @@ def float_gram_error(n: int, d: int) -> float:
     results and the per-core partial sums are then added in floating point,
     within γ_{n_b+2} Σ_b |BᵀB| <= γ_{n_b+2} n R². With r rows per block.
     """
-    rows = block_rows(8 * d, _GRAM_BLOCK_BYTES, _MIN_BLOCK_ROWS)
+    rows = min(block_rows(8 * d, _GRAM_BLOCK_BYTES, _MIN_BLOCK_ROWS), max(n, 1))
     blocks = -(-n // rows) + 2
     bound = norm_bound_squared(d)
     return math.nextafter(blocks * _gamma(rows) * rows * bound + _gamma(blocks) * n * bound, math.inf)
@@ -237,7 +237,7 @@ def _gram(X: np.ndarray, grid: Fraction | None):
     """Shared by :func:`float_gram` and :func:`grid_gram`: one contiguous part of the rows per core, each in its
     own thread with a single-threaded BLAS, blocks checked while in cache. Returns (matrix, rows per block)."""
     blocks = row_blocks(X, _GRAM_BLOCK_BYTES, _MIN_BLOCK_ROWS)
-    rows = blocks[0].stop - blocks[0].start if blocks else 1
+    rows = min(blocks[0].stop - blocks[0].start, X.shape[0]) if blocks else 1
     parts = min(_cores(), len(blocks))
     if parts == 1:
         partials = [_checked_part(X, grid, rows)]

@@ -323,7 +323,7 @@ def _gradient_error(shape: tuple[int, int], f: np.ndarray, reg: float, lin: np.n
     times the first part, plus 3u(reg‖f‖ + ‖lin‖).
     """
     n, d = shape
-    rows = block_rows(8 * d)
+    rows = min(block_rows(8 * d), n)
     blocks = -(-n // rows)
     bound = math.sqrt(norm_bound_squared(d))
     per_coordinate = (rows + blocks + 6) * 2.0**-53 * bound * 1.01

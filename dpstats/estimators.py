@@ -289,8 +289,10 @@ class _DPLinearClassifier(_SharedAccountantMixin, ClassifierMixin, BaseEstimator
         classes = _check_classes(self.classes, type(self).__name__)
         unknown = ~np.isin(y, classes)
         if unknown.any():
-            raise ValueError(f"y holds {int(unknown.sum())} label(s) that are not in classes={classes.tolist()}; "
-                             "every label must be one of the two public classes")
+            # "Only binary classification is supported." is the phrase scikit-learn's checks look for.
+            raise ValueError(f"Only binary classification is supported: y holds {int(unknown.sum())} label(s) that "
+                             f"are not in classes={classes.tolist()}; every label must be one of the two public "
+                             "classes (validated before anything is charged)")
         X = check_row_norms(X, "X", clip=self.clip)
         labels = np.where(y == classes[1], 1.0, -1.0)
         Z = _with_intercept_column(X) if self.fit_intercept else X

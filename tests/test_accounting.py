@@ -72,7 +72,8 @@ def test_mixed_plan_matches_dp_accounting_directly():
     from dp_accounting.pld import common
     from dp_accounting.pld import privacy_loss_distribution as pld
 
-    events = [Laplace.calibrated(2.0, 1.0), Gaussian(1.0, 1e-6, sigma=3.0, sensitivity=1.0), Exponential(0.5)]
+    gaussian = Gaussian(_exact_gaussian_epsilon(3.0, 1e-6), 1e-6, sigma=3.0, sensitivity=1.0)
+    events = [Laplace.calibrated(2.0, 1.0), gaussian, Exponential(0.5)]
     ours, delta = compose(events, "pld", 1e-5)
     theirs = (pld.from_laplace_mechanism(2.0).compose(pld.from_gaussian_mechanism(3.0))
               .compose(pld.from_privacy_parameters(common.DifferentialPrivacyParameters(0.5, 0.0))))
@@ -91,11 +92,11 @@ def test_zcdp_rule_adds_rho_and_converts_tightly():
 
 
 def test_gaussian_repeat_and_failure_compose_exactly():
-    repeated = Gaussian(1.0, 1e-6, sigma=4.0, sensitivity=1.0, repeat=16)
+    repeated = Gaussian(_exact_gaussian_epsilon(1.0, 1e-6), 1e-6, sigma=4.0, sensitivity=1.0, repeat=16)
     assert repeated.combined_multiplier == pytest.approx(1.0)
     eps, _ = compose([repeated], "pld", 1e-6)
     assert eps == pytest.approx(_exact_gaussian_epsilon(1.0, 1e-6), rel=1e-9)
-    failing = Gaussian(1.0, 1e-6, sigma=1.0, sensitivity=1.0, failure=4e-7)
+    failing = Gaussian(_exact_gaussian_epsilon(1.0, 6e-7), 1e-6, sigma=1.0, sensitivity=1.0, failure=4e-7)
     assert compose([failing], "pld", 1e-6)[0] == pytest.approx(_exact_gaussian_epsilon(1.0, 6e-7), rel=1e-9)
     assert compose([failing], "pld", 3e-7)[0] == math.inf  # the failure probability alone exceeds the budget
 
@@ -248,7 +249,7 @@ def test_parallel_blocks_charge_the_most_expensive_part():
 
 
 def test_parallel_under_pld_and_zcdp():
-    weak, strong = _gaussians(1, 2.0, 1e-6), _gaussians(1, 8.0, 1e-6)
+    weak, strong = _gaussians(1, 2.0, 1e-7), _gaussians(1, 8.0, 1e-7)
     for rule in ("pld", "zcdp"):
         acc = dps.Accountant(10.0, 1e-6, composition=rule)
         block = acc.parallel(2)
@@ -257,10 +258,12 @@ def test_parallel_under_pld_and_zcdp():
         assert acc.spent[0] == pytest.approx(compose(weak, rule, 1e-6)[0])
     mixed = dps.Accountant(10.0, 1e-6)
     block = mixed.parallel(2)
-    block[0].record("a", [PureDP(0.5)])
+    block[0].record("a", [PureDP(2.0)])
     block[1].record("b", weak)
-    # no single part is known to dominate: the parts compose sequentially (valid, looser)
-    assert mixed.spent[0] == pytest.approx(compose([PureDP(0.5)] + weak, "pld", 1e-6)[0])
+    # No single part is known to dominate the other's loss distribution, so the PLD rule composes the parts one
+    # after another (valid, looser); the basic statement, the most expensive part's own (eps, delta), is smaller.
+    sequential = compose([PureDP(2.0)] + weak, "pld", 1e-6)[0]
+    assert mixed.spent[0] == pytest.approx(max(2.0, weak[0].epsilon)) and mixed.spent[0] < sequential
 
 
 # ----------------------------------------------------------------------------- calibration to a budget

@@ -30,7 +30,10 @@ below the true one: floating-point results are rounded *up*.
     the analytic condition of Balle & Wang (2018), without ``dp_accounting``.
 
 For ``"zcdp"`` and ``"pld"`` the result is ε at the budget's δ (minus the
-additive δ of releases whose bound holds with a failure probability).
+additive δ of releases whose bound holds with a failure probability), or the
+basic total when that is smaller and its δ fits the budget (both statements
+hold; a single release thus never costs more than the (ε, δ) it was
+calibrated for).
 
 Parallel composition
 --------------------
@@ -87,8 +90,13 @@ def compose(items: Sequence[Item], rule: str, budget_delta: float, *, slack: flo
         return _advanced(items, slack)
     if rule == "zcdp":
         rho, delta_extra = _zcdp_totals(items)
-        return zcdp_epsilon(rho, budget_delta - delta_extra), budget_delta
-    return _pld(items, budget_delta), budget_delta
+        epsilon = zcdp_epsilon(rho, budget_delta - delta_extra)
+    else:
+        epsilon = _pld(items, budget_delta)
+    basic_epsilon, basic_delta = _basic(items)
+    if basic_delta <= budget_delta:  # basic composition holds too: a single release never costs more than it says
+        epsilon = min(epsilon, basic_epsilon)
+    return epsilon, budget_delta
 
 
 # ----------------------------------------------------------------------------- basic and advanced
