@@ -142,9 +142,9 @@ def _big_uniform_below(high: int, rng) -> int:
             return r % high
 
 
-def _at(value, idx: np.ndarray):
-    """``value[idx]`` for a per-element array, ``value`` itself for a scalar shared by all elements."""
-    return value[idx] if isinstance(value, np.ndarray) else value
+def _at(value, idx: np.ndarray | None):
+    """``value[idx]`` for a per-element array (``idx=None``: all of it), ``value`` itself for a shared scalar."""
+    return value[idx] if isinstance(value, np.ndarray) and idx is not None else value
 
 
 # ----------------------------------------------------------------------------- Bernoulli
@@ -196,12 +196,13 @@ def _product_round(factors: list, k: int) -> list:
     return [*factors, (1, k)]
 
 
-def _bernoulli_exp_unit(factors: list, n: int, rng) -> np.ndarray:
+def _bernoulli_exp_unit(factors: list, n: int, rng, first_round: int = 1) -> np.ndarray:
     """``n`` draws of Bernoulli(exp(−x)) for ``x = Π_i p_i/q_i`` in [0, 1]: CKS Algorithm 1.
 
     ``factors`` is a list of pairs ``(p_i, q_i)`` with ``0 <= p_i <= q_i`` and
     ``q_i >= 1``; each is an int (shared) or an array of length ``n`` (int64 or
-    object). An empty list means ``x = 1``.
+    object). An empty list means ``x = 1``. ``first_round > 1`` continues runs
+    known to have passed rounds 1 to ``first_round − 1``.
 
     Proof (CKS Algorithm 1 and Proposition 5): with K the first k >= 1 at which
     Bernoulli(x/k) fails, P(K > k) = x^k/k!, hence
@@ -213,19 +214,46 @@ def _bernoulli_exp_unit(factors: list, n: int, rng) -> np.ndarray:
     within a round the factors are drawn one after another for the survivors
     only; K is geometric-like (P(K > k) <= 1/k!), so the rounds end fast.
     """
-    out = np.empty(n, dtype=bool)
-    pending = np.arange(n)
-    k = 1
-    while pending.size:
-        keep = np.arange(pending.size)
+    out = np.full(n, (first_round - 1) % 2 == 0)  # the result if the run stops at round first_round
+    idx, k = None, first_round  # idx: the elements still running (None: all of them, in the first round)
+    while idx is None or idx.size:
         for p, q in _product_round(factors, k):
-            idx = pending[keep]
-            keep = keep[_uniform_below(_at(q, idx), idx.size, rng) < _at(p, idx)]
-        stopped = np.ones(pending.size, dtype=bool)
-        stopped[keep] = False
-        out[pending[stopped]] = k % 2 == 1
-        pending = pending[keep]
+            hit = _uniform_below(_at(q, idx), n if idx is None else idx.size, rng) < _at(p, idx)
+            idx = np.flatnonzero(hit) if idx is None else np.compress(hit, idx)
+        if idx is None:  # x = 1: round 1 always passes
+            idx = np.arange(n)
+        out[idx] = k % 2 == 0  # passed round k: the result if the run stops at round k + 1
         k += 1
+    return out
+
+
+# Bernoulli(e^(−1)) reads rounds 2..12 of CKS Algorithm 1 off one uniform draw below 12! (see below).
+_E1_SPAN = math.factorial(12)
+_E1_TAU = np.array([_E1_SPAN // math.factorial(j) for j in range(12, 1, -1)])  # τ_j = 12!/j!, ascending
+
+
+def _bernoulli_exp_minus_one(n: int, rng) -> np.ndarray:
+    """``n`` draws of Bernoulli(exp(−1)): CKS Algorithm 1 with x = 1, rounds 2 to 12 from one uniform draw.
+
+    Proof: with x = 1 round 1 always passes and round k passes with
+    probability 1/k. A uniform W on [0, 12!) is, in the mixed radix with
+    place values 12!/j! (j = 2, ..., 12), a tuple of independent digits
+    d_j uniform on [0, j) (a bijection: the digits below place j sum to less
+    than 12!/j!). Let round j pass iff d_j = 0 (probability 1/j). Then rounds
+    2..j all pass iff d_2 = ... = d_j = 0 iff W < τ_j = 12!/j!. For W >= 1 the
+    run stops at K = 2 + c, c = #{j in 2..12 : W < τ_j}, and the result is
+    "K odd" = "c odd"; for W >= τ_5 only j <= 4 can count, so c's parity is
+    the XOR of three comparisons, and the 1/120 of draws below τ_5 use the
+    full count. W = 0 (probability 1/12!) means rounds 2..12 all passed: those
+    runs continue at round 13 (:func:`_bernoulli_exp_unit`).
+    """
+    w = _uniform_below(_E1_SPAN, n, rng)
+    out = (w < _E1_TAU[-1]) ^ (w < _E1_TAU[-2]) ^ (w < _E1_TAU[-3])
+    deep = np.flatnonzero(w < _E1_TAU[-4])
+    if deep.size:
+        out[deep] = (len(_E1_TAU) - np.searchsorted(_E1_TAU, w[deep], side="right")) % 2 == 1
+        rest = deep[w[deep] == 0]
+        out[rest] = _bernoulli_exp_unit([], rest.size, rng, first_round=13)
     return out
 
 
@@ -236,16 +264,17 @@ def _exp_minus_one_run(n: int, limit, rng) -> np.ndarray:
     ``limit`` successes, so the count is ``min(V, limit)`` with
     ``P(V >= v) = e^(−v)``; ``limit=None`` returns V itself, a geometric
     variable (CKS Algorithm 2, steps 6–9). Each round draws one
-    Bernoulli(exp(−1)) (:func:`_bernoulli_exp_unit` with x = 1) for the
-    sequences still running; P(still running after r rounds) <= e^(−r).
+    Bernoulli(exp(−1)) for the sequences still running; P(still running
+    after r rounds) <= e^(−r).
     """
-    count = np.zeros(n, dtype=np.int64)
+    count, rounds = np.zeros(n, dtype=np.int64), 0
     active = np.arange(n) if limit is None else np.flatnonzero(limit > 0)
     while active.size:
-        active = active[_bernoulli_exp_unit([], active.size, rng)]
-        count[active] += 1
+        active = np.compress(_bernoulli_exp_minus_one(active.size, rng), active)
+        rounds += 1
+        count[active] = rounds  # the sequences still running have succeeded in every round
         if limit is not None:
-            active = active[count[active] < limit[active]]
+            active = np.compress(count[active] < limit[active], active)
     return count
 
 
@@ -351,15 +380,14 @@ def _laplace_batch(t: int, s: int, k: int, rng) -> np.ndarray:
     Y itself exceeds int64.
     """
     u = _uniform_below(t, k, rng)
-    u = u[_bernoulli_exp_unit([(u, t)], k, rng)]
+    u = np.compress(_bernoulli_exp_unit([(u, t)], k, rng), u)
     v = _exp_minus_one_run(u.size, None, rng)
-    if v.size == 0 or v.max() <= (INT64_MAX - (t - 1)) // t:  # the usual case: every U + t·V fits
-        y = (u + t * v) // s
-    else:
+    if v.size and v.max() > (INT64_MAX - (t - 1)) // t:  # some U + t·V would leave int64
         y = _floor_div_exact(u, v, t, s)
-    negative = _uniform_below(2, u.size, rng) == 1
-    keep = ~(negative & (y == 0))
-    return np.where(negative, -y, y)[keep]
+    else:
+        y = u + t * v if s == 1 else (u + t * v) // s
+    b = _uniform_below(2, u.size, rng)  # sign: negative iff b = 1
+    return np.compress((y != 0) | (b == 0), (1 - 2 * b) * y)
 
 
 def _floor_div_exact(u: np.ndarray, v: np.ndarray, t: int, s: int) -> np.ndarray:
@@ -481,45 +509,55 @@ class _DirectGaussian:
 
     def _batch(self, k: int, rng) -> np.ndarray:
         y = _rejection_fill(k, lambda j: _laplace_batch(self.t, 1, j, rng))
-        return y[self.accept(np.abs(y), rng)]
+        return np.compress(self.accept(np.abs(y), rng), y)
 
     def accept(self, abs_y: np.ndarray, rng) -> np.ndarray:
         """Bernoulli(exp(−(|Y| − σ²/t)²/(2σ²))) per element of ``abs_y`` = |Y|, each element drawn the first way
         (class docstring) whose numbers fit in int64."""
         out = np.empty(abs_y.size, dtype=bool)
-        if abs_y.dtype == object:
-            out[:] = self._accept_rational(abs_y, rng)
-            return out
-        done = abs_y <= self.y_rational
-        idx = np.flatnonzero(done)
-        if idx.size:
-            out[idx] = self._accept_rational(abs_y[idx], rng)
-        cand = np.flatnonzero(~done & (abs_y <= self.y_factored))
-        w = np.abs(abs_y[cand] * self.L - self.num)
-        m = w // self.L
-        sel = m <= self.m_factored
-        idx = cand[sel]
-        out[idx] = self._accept_factored(m[sel], w[sel] - m[sel] * self.L, rng)
-        done[idx] = True
-        idx = np.flatnonzero(~done)
-        if idx.size:
-            out[idx] = self._accept_rational(abs_y[idx].astype(object), rng)
+        rest = np.arange(abs_y.size)
+        if abs_y.dtype != object:
+            rest = self._way_rational(abs_y, rest, out, rng)
+            rest = self._way_factored(abs_y, rest, out, rng)
+        if rest.size:  # way 3: the rational form in Python ints
+            u = abs_y[rest].astype(object) * self.L - self.num
+            out[rest] = _bernoulli_exp(u * u, self.Q, rng)
         return out
 
-    def _accept_rational(self, abs_y: np.ndarray, rng) -> np.ndarray:
-        """Ways 1 (int64 ``abs_y``) and 3 (object ``abs_y``): Bernoulli(exp(−u²/Q)), u = |Y|·L − num."""
-        u = abs_y * self.L - self.num
-        return _bernoulli_exp(u * u, self.Q, rng)
+    def _way_rational(self, abs_y: np.ndarray, todo: np.ndarray, out: np.ndarray, rng) -> np.ndarray:
+        """Way 1 for the elements ``todo`` where it fits: out = Bernoulli(exp(−u²/Q)); returns the others."""
+        if self.y_rational < 0:
+            return todo
+        fits = abs_y[todo] <= self.y_rational
+        idx = _where(fits, todo)
+        u = abs_y[idx] * self.L - self.num
+        out[idx] = _bernoulli_exp(u * u, self.Q, rng)
+        return np.compress(~fits, todo)
 
-    def _accept_factored(self, m: np.ndarray, f: np.ndarray, rng) -> np.ndarray:
-        """Way 2: Bernoulli(exp(−A)) AND Bernoulli(exp(−R)), A and R as in the class docstring (int64 throughout)."""
+    def _way_factored(self, abs_y: np.ndarray, todo: np.ndarray, out: np.ndarray, rng) -> np.ndarray:
+        """Way 2 for the elements ``todo`` where it fits: out = Bernoulli(exp(−A)) AND Bernoulli(exp(−R)) (class
+        docstring); returns the others. |Y| is clipped at ``y_factored`` so that |Y|·L stays in int64; clipped
+        elements fail ``fits``."""
         num, den, L = self.num, self.den, self.L
-        out = _bernoulli_exp(m * m * den, 2 * num, rng)
-        idx = np.flatnonzero(out)
-        m, f = m[idx], f[idx]
+        y = abs_y[todo]
+        w = np.abs(np.minimum(y, self.y_factored) * L - num)
+        m = w // L
+        fits = (m <= self.m_factored) & (y <= self.y_factored)
+        idx, m, w = _where(fits, todo, m, w)
+        f = w - m * L
+        ok = _bernoulli_exp(m * m * den, 2 * num, rng)
+        sel = np.flatnonzero(ok)
+        m, f = m[sel], f[sel]
         r_factors = [((2 * m + 1) * den, 2 * num), (f, L), (2 * m * L + f, (2 * m + 1) * L)]
-        out[idx] = _bernoulli_exp_unit(r_factors, idx.size, rng)
-        return out
+        ok[sel] = _bernoulli_exp_unit(r_factors, sel.size, rng)
+        out[idx] = ok
+        return np.compress(~fits, todo)
+
+
+def _where(mask: np.ndarray, *arrays: np.ndarray):
+    """The elements of each array where ``mask`` holds (the arrays themselves when it holds everywhere)."""
+    kept = arrays if mask.all() else tuple(np.compress(mask, a) for a in arrays)
+    return kept if len(kept) > 1 else kept[0]
 
 
 @dataclass(frozen=True)
