@@ -84,11 +84,9 @@ def _shape(size) -> tuple[int, ...]:
         return ()
     if isinstance(size, numbers.Integral):
         size = (size,)
-    try:
-        shape = tuple(check_int(s, "size", low=0) for s in size)
-    except TypeError as err:
-        raise ParameterError(f"size must be None, an int >= 0 or a tuple of them; got {size!r}") from err
-    return shape
+    if not isinstance(size, tuple | list):
+        raise ParameterError(f"size must be None, an int >= 0 or a tuple of them; got {size!r}")
+    return tuple(check_int(s, "size", low=0) for s in size)
 
 
 def _to_int64(values: np.ndarray) -> np.ndarray:
@@ -253,7 +251,8 @@ def _bernoulli_exp_minus_one(n: int, rng) -> np.ndarray:
     if deep.size:
         out[deep] = (len(_E1_TAU) - np.searchsorted(_E1_TAU, w[deep], side="right")) % 2 == 1
         rest = deep[w[deep] == 0]
-        out[rest] = _bernoulli_exp_unit([], rest.size, rng, first_round=13)
+        if rest.size:
+            out[rest] = _bernoulli_exp_unit([], rest.size, rng, first_round=13)
     return out
 
 
