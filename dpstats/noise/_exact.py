@@ -60,6 +60,10 @@ _DIRECT_NUM_MAX = 2**52
 _SIGMA2_DEN_MAX = 2**24
 _SIGMA2_MAX = 2**120  # σ <= 2**60; the output must fit in int64
 _COMPOSE_B_MIN = 16  # σ_B² >= 16·4^a, i.e. σ_B >= 4·2^a, at every composition level
+# Typical acceptance rates, for the size of the first batch only (speed, not correctness): CKS Algorithm 2 keeps
+# (1 − e^(−1))/(t(1 − e^(−1/t))) >= 0.63 of its proposals for large t; Algorithm 3 about e^(−1/2)·√(π/2) ≈ 0.76.
+_LAPLACE_RATE = Fraction(5, 8)
+_GAUSSIAN_RATE = Fraction(3, 4)
 
 
 # ----------------------------------------------------------------------------- validation
@@ -339,18 +343,20 @@ def bernoulli_exp(num, den, rng) -> np.ndarray:
 # ----------------------------------------------------------------------------- rejection loop
 
 
-def _rejection_fill(n: int, batch) -> np.ndarray:
+def _rejection_fill(n: int, batch, rate: Fraction) -> np.ndarray:
     """The first ``n`` accepted proposals of ``batch(k)`` (which returns the accepted ones among k fresh proposals).
 
     Accepted proposals of an i.i.d. sequence are i.i.d. from the target, and
     which of them are kept depends on their position only, so the ``n`` kept
-    are i.i.d. from the target. The batch size follows the acceptance rate seen
-    so far (integer arithmetic; it changes the speed, not the distribution).
+    are i.i.d. from the target. Batch sizes change the speed, never the
+    distribution: the first assumes the acceptance ``rate`` (a typical value,
+    so that one batch usually suffices without drawing many extra), later ones
+    the rate seen so far.
     """
     parts, have, tried = [np.empty(0, dtype=np.int64)], 0, 0
     while have < n:
         need = n - have
-        k = need + need // 2 + 16 if have == 0 else need * tried // have + need // 16 + 16
+        k = (need * rate.denominator // rate.numerator if have == 0 else need * tried // have) + need // 64 + 16
         got = batch(k)
         parts.append(got)
         have += got.size
@@ -447,7 +453,7 @@ def discrete_laplace(scale_num, scale_den, size, rng) -> np.ndarray:
     g = math.gcd(t, s)
     t, s = t // g, s // g
     shape = _shape(size)
-    out = _rejection_fill(math.prod(shape), lambda k: _laplace_batch(t, s, k, rng))
+    out = _rejection_fill(math.prod(shape), lambda k: _laplace_batch(t, s, k, rng), _LAPLACE_RATE)
     return _to_int64(out).reshape(shape)
 
 
@@ -504,10 +510,10 @@ class _DirectGaussian:
 
     def sample(self, n: int, rng) -> np.ndarray:
         """``n`` draws (int64, or object in the astronomically rare case of a proposal beyond int64)."""
-        return _rejection_fill(n, lambda k: self._batch(k, rng))
+        return _rejection_fill(n, lambda k: self._batch(k, rng), _GAUSSIAN_RATE)
 
     def _batch(self, k: int, rng) -> np.ndarray:
-        y = _rejection_fill(k, lambda j: _laplace_batch(self.t, 1, j, rng))
+        y = _rejection_fill(k, lambda j: _laplace_batch(self.t, 1, j, rng), _LAPLACE_RATE)
         return np.compress(self.accept(np.abs(y), rng), y)
 
     def accept(self, abs_y: np.ndarray, rng) -> np.ndarray:
