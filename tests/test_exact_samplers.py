@@ -300,16 +300,33 @@ def test_discrete_gaussian_symmetric():
 @pytest.mark.parametrize("way", ["rational", "factored", "exact"])
 def test_discrete_gaussian_every_acceptance_way_is_exact(way, monkeypatch):
     """The three ways of drawing Algorithm 3's acceptance (int64 rational, int64 factored, Python ints) each give
-    N_Z(0, σ²) on their own: the others are switched off by their size limits."""
+    N_Z(0, σ²) on their own: the others are switched off through their size limits, and a spy checks which
+    exponents were actually drawn (rational: denominator Q = 2·num·den·t²; factored: A's denominator 2·num)."""
     sigma2 = Fraction(1369, 100)
-    if way != "rational":
-        monkeypatch.setattr(_exact._DirectGaussian, "_way_rational", lambda self, abs_y, todo, out, rng: todo)
-    if way == "exact":
-        monkeypatch.setattr(_exact._DirectGaussian, "_way_factored", lambda self, abs_y, todo, out, rng: todo)
+    init = _exact._DirectGaussian.__init__
+
+    def limited_init(self, s2):
+        init(self, s2)
+        if way != "rational":
+            self.y_rational = -1
+        if way == "exact":
+            self.y_factored = -1
+
+    seen = set()
+    bernoulli_exp_ = _exact._bernoulli_exp
+
+    def spy(num, den, rng):
+        if num.size:
+            seen.add("object" if num.dtype == object else "Q" if den == 2 * 1369 * 100 * 4**2 else "2num")
+        return bernoulli_exp_(num, den, rng)
+
+    monkeypatch.setattr(_exact._DirectGaussian, "__init__", limited_init)
+    monkeypatch.setattr(_exact, "_bernoulli_exp", spy)
     rng = np.random.default_rng([15, len(way)])
     n = N if way != "exact" else N // 4  # Python ints: slower
     x = discrete_gaussian(1369, 100, n, rng)
     assert _chi2_pvalue(x, gaussian_cdf(sigma2), gaussian_edges(sigma2)) > ALPHA
+    assert seen == {"rational": {"Q"}, "factored": {"2num", "object"}, "exact": {"object"}}[way]
 
 
 def test_discrete_gaussian_extreme_sigmas():

@@ -531,32 +531,35 @@ class _DirectGaussian:
     def accept(self, abs_y: np.ndarray, rng) -> np.ndarray:
         """Bernoulli(exp(−(|Y| − σ²/t)²/(2σ²))) per element of ``abs_y`` = |Y|, each element drawn the first way
         (class docstring) whose numbers fit in int64."""
+        if abs_y.dtype == object or abs_y.max(initial=0) <= self.y_rational:  # one way for all: 3 or 1
+            return self._accept_rational(abs_y, rng)
         out = np.empty(abs_y.size, dtype=bool)
-        rest = np.arange(abs_y.size)
-        if abs_y.dtype != object:
-            rest = self._way_rational(abs_y, rest, out, rng)
-            rest = self._way_factored(abs_y, rest, out, rng)
-        if rest.size:  # way 3: the rational form in Python ints
-            u = abs_y[rest].astype(object) * self.L - self.num
-            out[rest] = _bernoulli_exp(u * u, self.Q, rng)
+        rest = self._way_factored(abs_y, self._way_rational(abs_y, out, rng), out, rng)
+        if rest.size:
+            out[rest] = self._accept_rational(abs_y[rest].astype(object), rng)
         return out
 
-    def _way_rational(self, abs_y: np.ndarray, todo: np.ndarray, out: np.ndarray, rng) -> np.ndarray:
-        """Way 1 for the elements ``todo`` where it fits: out = Bernoulli(exp(−u²/Q)); returns the others."""
-        if self.y_rational < 0:
-            return todo
-        fits = abs_y[todo] <= self.y_rational
-        idx = _where(fits, todo)
-        u = abs_y[idx] * self.L - self.num
-        out[idx] = _bernoulli_exp(u * u, self.Q, rng)
-        return np.compress(~fits, todo)
+    def _accept_rational(self, abs_y: np.ndarray, rng) -> np.ndarray:
+        """Way 1 (int64 ``abs_y`` within ``y_rational``) or 3 (object ``abs_y``): Bernoulli(exp(−u²/Q))."""
+        u = abs_y * self.L - self.num
+        return _bernoulli_exp(u * u, self.Q, rng)
 
-    def _way_factored(self, abs_y: np.ndarray, todo: np.ndarray, out: np.ndarray, rng) -> np.ndarray:
-        """Way 2 for the elements ``todo`` where it fits: out = Bernoulli(exp(−A)) AND Bernoulli(exp(−R)) (class
-        docstring); returns the others. |Y| is clipped at ``y_factored`` so that |Y|·L stays in int64; clipped
-        elements fail ``fits``."""
+    def _way_rational(self, abs_y: np.ndarray, out: np.ndarray, rng) -> np.ndarray | None:
+        """Way 1 where it fits: sets ``out`` there and returns the indices of the others (None: all of them)."""
+        if self.y_rational < 0:
+            return None
+        fits = abs_y <= self.y_rational
+        idx = np.flatnonzero(fits)
+        out[idx] = self._accept_rational(abs_y[idx], rng)
+        return np.flatnonzero(~fits)
+
+    def _way_factored(self, abs_y: np.ndarray, todo: np.ndarray | None, out: np.ndarray, rng) -> np.ndarray:
+        """Way 2 for the elements ``todo`` (None: all) where it fits: sets ``out`` there to Bernoulli(exp(−A)) AND
+        Bernoulli(exp(−R)) (class docstring) and returns the indices of the others. |Y| is clipped at
+        ``y_factored`` so that |Y|·L stays in int64; clipped elements fail ``fits``."""
         num, den, L = self.num, self.den, self.L
-        y = abs_y[todo]
+        todo = np.arange(abs_y.size) if todo is None else todo
+        y = abs_y if todo.size == abs_y.size else abs_y[todo]
         w = np.abs(np.minimum(y, self.y_factored) * L - num)
         m = w // L
         fits = (m <= self.m_factored) & (y <= self.y_factored)
