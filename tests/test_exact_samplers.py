@@ -209,6 +209,21 @@ def test_big_uniform_below_is_uniform():
     assert stats.chisquare(np.bincount((draws % 7).astype(np.int64), minlength=7)).pvalue > ALPHA
 
 
+def test_big_uniform_below_rejects_the_incomplete_last_block():
+    """Limbs that form a value at or above the largest multiple of ``high`` are redrawn, not reduced modulo high."""
+    high = 2**63 + 1  # two 62-bit limbs: span 2**124, 2**124 mod high != 0
+
+    class Scripted:
+        def __init__(self):
+            self.draws = [np.full(2, 2**62 - 1), np.array([0, 5])]  # first r = 2**124 − 1 (rejected), then 5
+
+        def integers(self, low, high, size=None):
+            return self.draws.pop(0)
+
+    rng = Scripted()
+    assert _exact._big_uniform_below(high, rng) == 5 and not rng.draws
+
+
 def test_bernoulli_minus_one_parity_table():
     """Bernoulli(1/e) from one draw below 12!: the parity read off W equals the parity of K from W's digits."""
     span = _exact._E1_SPAN

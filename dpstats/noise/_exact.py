@@ -83,6 +83,16 @@ def _int_array(value, name: str) -> np.ndarray:
     return arr.astype(np.int64, copy=False)
 
 
+def _broadcast_pair(num, den) -> tuple[np.ndarray, np.ndarray | int, tuple[int, ...]]:
+    """``num`` and ``den`` broadcast and flattened (int64), and their broadcast shape; a scalar ``den`` stays a
+    Python int (one shared bound: faster uniform draws)."""
+    num, den = _int_array(num, "num"), _int_array(den, "den")
+    if den.ndim == 0:
+        return num.ravel(), int(den), num.shape
+    num, den = np.broadcast_arrays(num, den)
+    return num.ravel(), den.ravel(), num.shape
+
+
 def _shape(size) -> tuple[int, ...]:
     """The output shape for ``size`` (None, an int >= 0 or a tuple of them)."""
     if size is None:
@@ -180,12 +190,12 @@ def bernoulli_rational(num, den, rng) -> np.ndarray:
     Canonne, Kamath & Steinke, "The Discrete Gaussian for Differential Privacy",
     NeurIPS 2020 (arXiv:2004.00010), Section 5.
     """
-    num, den = np.broadcast_arrays(_int_array(num, "num"), _int_array(den, "den"))
+    num, den, shape = _broadcast_pair(num, den)
     if np.any(den < 1):
-        raise ParameterError(f"den must be >= 1 everywhere; got minimum {den.min()}")
+        raise ParameterError(f"den must be >= 1 everywhere; got minimum {np.min(den)}")
     if np.any((num < 0) | (num > den)):
         raise ParameterError("num must satisfy 0 <= num <= den everywhere; got num outside [0, den]")
-    return rng.integers(0, den) < num
+    return (_uniform_below(den, num.size, rng) < num).reshape(shape)
 
 
 def _product_round(factors: list, k: int) -> list:
@@ -333,12 +343,12 @@ def bernoulli_exp(num, den, rng) -> np.ndarray:
     Canonne, Kamath & Steinke, "The Discrete Gaussian for Differential Privacy",
     NeurIPS 2020 (arXiv:2004.00010), Algorithm 1 and Section 5.
     """
-    num, den = np.broadcast_arrays(_int_array(num, "num"), _int_array(den, "den"))
+    num, den, shape = _broadcast_pair(num, den)
     if np.any(num < 0):
         raise ParameterError(f"num must be >= 0 everywhere; got minimum {num.min()}")
     if np.any(den < 1):
-        raise ParameterError(f"den must be >= 1 everywhere; got minimum {den.min()}")
-    return _bernoulli_exp(num.ravel(), den.ravel(), rng).reshape(num.shape)
+        raise ParameterError(f"den must be >= 1 everywhere; got minimum {np.min(den)}")
+    return _bernoulli_exp(num, den, rng).reshape(shape)
 
 
 # ----------------------------------------------------------------------------- rejection loop
@@ -451,7 +461,7 @@ def discrete_laplace(scale_num, scale_den, size, rng) -> np.ndarray:
     Notes
     -----
     CKS Algorithm 2 with their (s, t) = (scale_den, scale_num); the proof is
-    beside :func:`_laplace_batch`. Each proposal is accepted with probability
+    beside :func:`_laplace_attempts`. Each proposal is accepted with probability
     at least about 1/2, and the batches are vectorised (:func:`_rejection_fill`).
 
     References
