@@ -211,17 +211,20 @@ def test_big_uniform_below_is_uniform():
 
 def test_big_uniform_below_rejects_the_incomplete_last_block():
     """Limbs that form a value at or above the largest multiple of ``high`` are redrawn, not reduced modulo high."""
-    high = 2**63 + 1  # two 62-bit limbs: span 2**124, 2**124 mod high != 0
+    high = 2**63 + 1  # span = 2**(62·limbs) is not a multiple of high, so its top value is above the last block
 
     class Scripted:
         def __init__(self):
-            self.draws = [np.full(2, 2**62 - 1), np.array([0, 5])]  # first r = 2**124 − 1 (rejected), then 5
+            self.rounds = 0
 
         def integers(self, low, high, size=None):
-            return self.draws.pop(0)
+            self.rounds += 1
+            if self.rounds == 1:
+                return np.full(size, 2**62 - 1)  # r = span − 1: must be rejected
+            return np.concatenate([np.zeros(size - 1, dtype=np.int64), [5]])  # r = 5
 
     rng = Scripted()
-    assert _exact._big_uniform_below(high, rng) == 5 and not rng.draws
+    assert _exact._big_uniform_below(high, rng) == 5 and rng.rounds == 2
 
 
 def test_bernoulli_minus_one_parity_table():
