@@ -347,6 +347,19 @@ def test_discrete_gaussian_every_acceptance_way_is_exact(way, monkeypatch):
     assert seen == {"rational": {"Q"}, "factored": {"2num", "object"}, "exact": {"object"}}[way]
 
 
+def test_int64_ways_cover_all_but_the_far_tail():
+    """The claim behind the speed of the direct path (_DirectGaussian docstring): for every σ² in the direct range
+    (numerator <= 2**52, denominator <= 2**24) way 1 fits, or way 2 covers m up to 10σ − 1."""
+    rng = np.random.default_rng(24)
+    for _ in range(3000):
+        den = int(rng.choice([1, 3, 1024, 10**6, 2**24 - 1, 2**24, int(rng.integers(1, 2**24))]))
+        sigma2 = Fraction(int(min(2.0 ** rng.uniform(-20, 52) * den, 2**52)) + 1, den)
+        if sigma2.numerator > 2**52:
+            continue
+        g = _exact._DirectGaussian(sigma2)
+        assert g.y_rational >= 0 or g.m_factored >= 10 * math.sqrt(sigma2) - 1
+
+
 def test_discrete_gaussian_extreme_sigmas():
     rng = np.random.default_rng(16)
     tiny = discrete_gaussian(1, 10**6, N, rng)  # σ = 1e-3: P(x != 0) ≈ 2e^(−500000)

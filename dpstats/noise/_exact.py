@@ -53,9 +53,9 @@ __all__ = [
 INT64_MAX = 2**63 - 1
 _LIMB_BITS = 62  # limbs for uniform integers beyond int64 (rng.integers(0, 2**62))
 
-# Discrete Gaussian: σ² = num/den is sampled directly (CKS Algorithm 3) while num <= 2**52 (the proof of int64
-# safety in _DirectGaussian needs num <= 2**56; 2**52 leaves tail headroom); a larger σ² is composed
-# (_compose_level). A denominator above 2**24 is first rounded up to a multiple of 2**-24.
+# Discrete Gaussian: σ² = num/den is sampled directly (CKS Algorithm 3) while num <= 2**52, a larger σ² is composed
+# (_compose_level); a denominator above 2**24 is first rounded up to a multiple of 2**-24. These limits are for
+# speed: they keep the int64 ways of _DirectGaussian available up to |Y| ~ 10σ; int64 safety is checked per element.
 _DIRECT_NUM_MAX = 2**52
 _SIGMA2_DEN_MAX = 2**24
 _SIGMA2_MAX = 2**120  # σ <= 2**60; the output must fit in int64
@@ -439,7 +439,9 @@ def discrete_laplace(scale_num, scale_den, size, rng) -> np.ndarray:
     scale_num, scale_den : int
         The scale t = scale_num/scale_den > 0 as a fraction of positive
         integers (each at most 2**63 − 1; the fraction is reduced first).
-        Fast for t from about 1e-3 to 2**50 and beyond.
+        Fast while the reduced scale_num is at most about 2**58 (t from 1e-3
+        to 2**50 and more); beyond, the attempts with U + scale_num·V past
+        2**63 take a slower exact path in Python integers.
     size : int or tuple of int or None
         Output shape; ``None`` or ``()`` gives a 0-d array.
     rng : numpy.random.Generator
@@ -482,7 +484,7 @@ def discrete_laplace(scale_num, scale_den, size, rng) -> np.ndarray:
 
 
 class _DirectGaussian:
-    """N_Z(0, σ²) for σ² = num/den (reduced, num <= 2**56), sampled by CKS Algorithm 3.
+    """N_Z(0, σ²) for σ² = num/den (reduced; num <= 2**52 and den <= 2**24 in use), sampled by CKS Algorithm 3.
 
     Proposals Y ~ Lap_Z(t) with t = floor(σ) + 1 are accepted with probability
     exp(−γ), γ = (|Y| − σ²/t)²/(2σ²). Proof (CKS Algorithm 3 and Theorem 9):
@@ -509,10 +511,11 @@ class _DirectGaussian:
     3. *exact*: way 1 on ``object`` arrays of Python ints, for the rest (the
        far tails, and parameters for which neither way fits).
 
-    Why 2 covers almost everything: for num <= 2**56, L <= den·(σ + 1) and
-    σ = sqrt(num/den) give (2m + 1)·L and m²·den of order m²/σ²·num, so
-    m_factored >= 11σ roughly and |Y| up to ~10σ stays factored; a Laplace(σ)
-    proposal lands beyond that with probability about e^(−10).
+    Why way 3 is rare (speed only; every way is exact): with den <= 2**24,
+    way 1 fits for every σ <= 10 (Q <= 2·σ²(σ + 1)²·den² < 2**63). Beyond,
+    m_factored >= min(σ² − 1/2, √((2**63 − 1)/den), ((2**63 − 1)/L − 1)/2)
+    >= 10σ − 1 for num <= 2**52 (the last two are >= 45σ), so only proposals
+    with |Y| >~ 10σ, probability about e^(−10) ≈ 5e-5, take way 3.
     """
 
     def __init__(self, sigma2: Fraction):
@@ -569,7 +572,7 @@ class _DirectGaussian:
         ``y_factored`` so that |Y|·L stays in int64; clipped elements fail ``fits``."""
         num, den, L = self.num, self.den, self.L
         todo = np.arange(abs_y.size) if todo is None else todo
-        y = abs_y if todo.size == abs_y.size else abs_y[todo]
+        y = abs_y if todo.size == abs_y.size else abs_y[todo]  # sorted unique indices: all of them, in order
         w = np.abs(np.minimum(y, self.y_factored) * L - num)
         m = w // L
         fits = (m <= self.m_factored) & (y <= self.y_factored)
