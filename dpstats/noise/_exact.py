@@ -60,11 +60,12 @@ _DIRECT_NUM_MAX = 2**52
 _SIGMA2_DEN_MAX = 2**24
 _SIGMA2_MAX = 2**120  # σ <= 2**60; the output must fit in int64
 _COMPOSE_B_MIN = 16  # σ_B² >= 16·4^a, i.e. σ_B >= 4·2^a, at every composition level
-# Typical acceptance rates, for the size of the first batch only (speed, not correctness): CKS Algorithm 2 keeps
-# (1 − e^(−1))/(t(1 − e^(−1/t))) >= 0.63 of its attempts for large t, Algorithm 3 about e^(−1/2)·√(π/2) ≈ 0.76 of
-# its Laplace proposals, so about 0.48 of the attempts of Algorithm 2 beneath it.
-_LAPLACE_RATE = Fraction(5, 8)
-_GAUSSIAN_RATE = Fraction(15, 32)
+# Acceptance rates assumed for the size of the first batch (speed only, never the distribution), chosen slightly
+# high so that the first batch rarely overshoots and a small second one tops it up: CKS Algorithm 2 keeps
+# (1 − e^(−1))/(t(1 − e^(−1/t))) in [0.63, 1] of its attempts (times 1 − P(0)/2), Algorithm 3 about
+# e^(−1/2)·√(π/2) ≈ 0.76 of its Laplace proposals for large σ, so about 0.48 of the attempts beneath it.
+_LAPLACE_RATE = Fraction(2, 3)
+_GAUSSIAN_RATE = Fraction(1, 2)
 
 
 # ----------------------------------------------------------------------------- validation
@@ -577,10 +578,10 @@ class _DirectGaussian:
         m = w // L
         fits = (m <= self.m_factored) & (y <= self.y_factored)
         idx, m, w = _where(fits, todo, m, w)
-        f = w - m * L
         ok = _bernoulli_exp(m * m * den, 2 * num, rng)
         sel = np.flatnonzero(ok)
-        m, f = m[sel], f[sel]
+        m, w = m[sel], w[sel]
+        f = w - m * L
         r_factors = [((2 * m + 1) * den, 2 * num), (f, L), (2 * m * L + f, (2 * m + 1) * L)]
         ok[sel] = _bernoulli_exp_unit(r_factors, sel.size, rng)
         out[idx] = ok
