@@ -1,10 +1,12 @@
 """Exact integer noise: samples per second of dpstats' discrete Gaussian and Laplace samplers, against OpenDP.
 
 dpstats' ``discrete_gaussian`` and ``discrete_laplace`` (``dpstats.noise._exact``, Canonne, Kamath & Steinke 2020)
-draw whole vectors at once. OpenDP's ``make_gaussian`` / ``make_laplace`` on a vector of Python ints (integer
+draw whole vectors at once. OpenDP's ``make_gaussian`` / ``make_laplace`` on a vector of 64-bit integers (integer
 domain: its exact discrete samplers) is the peer; it is called from Python on a list of zeros, so its time is that
-of the noise alone. Its cost per coordinate does not depend on the vector's length (one sample at a time, in Rust),
-so for n above ``PEER_MAX_N`` it is timed on ``PEER_MAX_N`` coordinates and reported per coordinate.
+of the noise alone. The domain is ``T="i64"`` like dpstats' int64 output: OpenDP maps ``T=int`` to i32 and
+saturates there (at σ = 2**30 its draws stop at ±2**31, i.e. ±2σ). Its cost per coordinate does not depend on
+the vector's length (one sample at a time, in Rust), so for n above ``PEER_MAX_N`` it is timed on ``PEER_MAX_N``
+coordinates and reported per coordinate.
 
 Targets (issue: exact samplers): at most 0.39 µs per sample for n >= 1e5, and at least 100x fewer µs per
 coordinate than OpenDP. At n = 1e3 the fixed cost of a call dominates; those rows report it without a target.
@@ -35,10 +37,10 @@ def _opendp_measurement(kind: str, scale: float):
     except ImportError:
         return None
     dp.enable_features("contrib")
-    domain = dp.vector_domain(dp.atom_domain(T=int))
+    domain = dp.vector_domain(dp.atom_domain(T="i64"))
     if kind == "gaussian":
-        return dp.m.make_gaussian(domain, dp.l2_distance(T=int), scale=scale)
-    return dp.m.make_laplace(domain, dp.l1_distance(T=int), scale=scale)
+        return dp.m.make_gaussian(domain, dp.l2_distance(T="i64"), scale=scale)
+    return dp.m.make_laplace(domain, dp.l1_distance(T="i64"), scale=scale)
 
 
 def _timings(sampler, num: int, den: int, n: int, peer, repeats: int, rng) -> tuple[float, float | None]:
