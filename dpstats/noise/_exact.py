@@ -17,7 +17,8 @@ pending and keeps the indices of those that continue, so Python loops over
 rounds (few, and shrinking geometrically), never over elements. Rejection
 samplers draw a batch of proposals, keep the accepted ones in proposal order and
 draw more until enough are kept; accepted proposals of an i.i.d. sequence are
-i.i.d. from the target, so keeping the first ``n`` of them is exact.
+i.i.d. from the target, so keeping the first ``n`` of them is exact. A batch
+holds at most 2**17 attempts, so that its working arrays stay in cache.
 
 int64 safety
 ------------
@@ -670,8 +671,9 @@ def discrete_gaussian_plan(sigma2_num, sigma2_den) -> DiscreteGaussianPlan:
 
     Notes
     -----
-    σ² with numerator (reduced, after the rounding above) up to 2**52 is
-    sampled directly and exactly (CKS Algorithm 3). A larger σ² is split as
+    σ² (after the rounding described at ``DiscreteGaussianPlan.sigma2``) with
+    a reduced numerator up to 2**52 is sampled directly and exactly (CKS
+    Algorithm 3). A larger σ² is split as
     σ² = 4^a·σ_A² + σ_B² (:func:`_compose_level`) and sampled as
     X = 2^a·A + B with independent A ~ N_Z(0, σ_A²) (recursively) and
     B ~ N_Z(0, σ_B²), σ_B >= 4·2^a. The split is exact, so ``sigma2`` is
@@ -693,13 +695,14 @@ def discrete_gaussian_plan(sigma2_num, sigma2_den) -> DiscreteGaussianPlan:
     [(1 − θ)/(1 + θ), (1 + θ)/(1 − θ)]. ∎
 
     Here τ² = (σ_B/h)²·(h²σ_A²/σ²) >= 16·(15/16) = 15 (:func:`_compose_level`),
-    so θ <= 2e^(−30π²)/(1 − e^(−90π²)) < 2e^(−296) and η < 1e-128 per level
+    so θ <= 2e^(−30π²)/(1 − e^(−90π²)) < 5.2e-129 and η < 1.1e-128 per level
     (θ = 2·Σ exp(−2π²(σ_B/2^a)²·c·l²) with c = h²σ_A²/σ² >= 15/16, in the
     notation of the design note). If A itself is within e^(±η_A) of
     N_Z(0, σ_A²) (a deeper level), the mixture over k keeps that factor, so
     the bounds of the levels add: ``log_ratio_bound`` is their sum.
-    For DP accounting: an (ε, δ)-DP guarantee proven for the exact
-    distribution holds for the sampled one with (ε + 2η, e^η·δ) per coordinate.
+    For DP accounting: if adding exact N_Z(0, σ²) noise to d coordinates is
+    (ε, δ)-DP, adding the sampled noise is (ε + 2dη, e^(dη)·δ)-DP, as every
+    output probability moves by a factor within e^(±dη).
     """
     num = check_int(sigma2_num, "sigma2_num", low=1)
     den = check_int(sigma2_den, "sigma2_den", low=1)
@@ -749,8 +752,8 @@ def discrete_gaussian(sigma2_num, sigma2_den, size, rng) -> np.ndarray:
         If a part is not a positive integer, σ² > 2**120, or ``size`` is not a shape.
     OverflowError
         If a draw falls outside the int64 range: probability at most
-        2·exp(−2**126/(2σ²)) per draw, below 1e-14 even at σ = 2**60 and
-        below 1e-55 for σ <= 2**59.
+        2·exp(−2**126/(2σ²)) per draw (the discrete Gaussian tail bound), about
+        3e-14 at σ = 2**60 and below 1e-55 for σ <= 2**59.
 
     Notes
     -----
