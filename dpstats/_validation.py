@@ -23,10 +23,15 @@ def _is_real_scalar(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
+#: The smallest ε accepted: below it the noise of any release exceeds 2^50 times its sensitivity (and a
+#: subnormal ε would make scales overflow).
+MIN_EPSILON = 1e-12
+
+
 def check_epsilon(epsilon, name: str = "epsilon") -> float:
-    """Return ``epsilon`` as a float after checking it is finite and > 0."""
-    if not _is_real_scalar(epsilon) or not np.isfinite(epsilon) or epsilon <= 0:
-        raise ParameterError(f"{name} must be a finite number > 0; got {epsilon!r}")
+    """Return ``epsilon`` as a float after checking it is finite and >= :data:`MIN_EPSILON`."""
+    if not _is_real_scalar(epsilon) or not np.isfinite(epsilon) or epsilon < MIN_EPSILON:
+        raise ParameterError(f"{name} must be a finite number >= {MIN_EPSILON:g}; got {epsilon!r}")
     return float(epsilon)
 
 
@@ -109,6 +114,10 @@ def check_bounds(bounds, name: str = "bounds") -> tuple[np.ndarray, np.ndarray]:
         raise ParameterError(
             f"{name} must be finite with lower < upper; got ({lower.tolist()}, {upper.tolist()})"
         )
+    with np.errstate(over="ignore"):
+        width = upper - lower
+    if not np.isfinite(width).all():
+        raise ParameterError(f"{name} are too wide: upper - lower overflows a float; rescale the data")
     return lower, upper
 
 

@@ -226,7 +226,8 @@ def variance(x, epsilon: float, delta: float = 0.0, *, bounds, axis: int | None 
     scaled = sums.squares * n - sums.sums * sums.sums  # n Σq² − (Σq)², exact integers
     unit = _per_record(sums.unit, lambda h: h * h / (n * n))
     h = np.asarray(sums.unit, dtype=float)
-    per_coordinate = (n - 1) * ((sums.q_upper - sums.q_lower) * h) ** 2 / n**2
+    with np.errstate(over="ignore"):  # overflow is reported by _release as bounds that are too wide
+        per_coordinate = (n - 1) * ((sums.q_upper - sums.q_lower) * h) ** 2 / n**2
     return _release("variance", Statistic(scaled, unit), per_coordinate, epsilon, delta, rng=rng,
                     accountant=accountant, noise=noise)
 

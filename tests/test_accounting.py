@@ -145,7 +145,7 @@ def test_float_point_one_ten_times_overshoots_and_split_fits_exactly():
         exact.spend(share)
     assert exact.spent[0] <= 1.0
     with pytest.raises(BudgetExceededError):
-        exact.spend(1e-15)
+        exact.spend(1e-12)
 
 
 def test_overspend_refused_before_noise():

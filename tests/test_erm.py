@@ -8,8 +8,8 @@ from _data import separable
 from scipy import stats
 
 import dpstats as dps
-from dpstats.audit import audit
 from dpstats._statistics import norm_bound_squared
+from dpstats.audit import audit
 from dpstats.erm import (
     AMP_SHARE,
     NotConvergedError,

@@ -23,7 +23,6 @@ from sklearn.utils.validation import check_is_fitted
 import dpstats as dps
 from dpstats.estimators import DPCCA, DPPCA, DPLinearSVC, DPLogisticRegression
 
-
 _LABELS = ("the classes are a public parameter (classes=[0, 1]); this check fits other labels, which must raise "
            "because the labels present in y are private")
 _CLASSIFIER_FAILURES = {

@@ -10,10 +10,10 @@ import pytest
 from scipy import stats
 
 import dpstats as dps
-from dpstats.audit import audit
-from dpstats.metrics import captured_energy
 from dpstats._statistics import norm_bound_squared
 from dpstats.accounting import compose
+from dpstats.audit import audit
+from dpstats.metrics import captured_energy
 from dpstats.noise import gaussian_sigma_analytic
 from dpstats.pca import default_n_iter, random_orthonormal, second_moment
 

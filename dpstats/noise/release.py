@@ -63,6 +63,8 @@ LAPLACE_GRID_BITS = 12
 #: The largest discrete Laplace scale (in grid units) the exact sampler takes; smaller ε coarsens the grid.
 _MAX_LAPLACE_SCALE = 2**50
 _LAPLACE_SCALE_DENOMINATOR = 2**10
+#: The largest discrete Gaussian σ (in grid units) the grid layer asks for; the sampler goes to 2^60.
+_MAX_GAUSSIAN_SIGMA = 2.0**56
 _INT64_SAFE = 2**62
 
 
@@ -289,26 +291,49 @@ def _grid(per_coordinate: float, unit, bits: int) -> tuple[Fraction, bool]:
 def _laplace_grid(epsilon, sensitivity, changed, unit, slack) -> Noise:
     grid, rounds = _grid(sensitivity / changed, unit, LAPLACE_GRID_BITS)
     while True:
-        moved = changed * ((1 if rounds else 0) + Fraction(slack) / grid)
-        integer_sensitivity = math.floor(Fraction(sensitivity) / grid + moved)
+        integer_sensitivity = _integer_l1(sensitivity, changed, grid, rounds, slack)
         scale = Fraction(math.ceil(Fraction(integer_sensitivity) / Fraction(epsilon) * _LAPLACE_SCALE_DENOMINATOR),
                          _LAPLACE_SCALE_DENOMINATOR)
         if scale <= _MAX_LAPLACE_SCALE:
             break
-        grid, rounds = grid * 2, True  # tiny ε: coarser grid, so the integer scale stays in the sampler's range
+        grid, rounds = _coarser(grid, sensitivity, changed, epsilon)  # tiny ε: keep the scale in the sampler's range
     eps = _float_up(Fraction(integer_sensitivity) / scale)
     event = Laplace(epsilon=eps, scale=float(scale), sensitivity=float(integer_sensitivity), discrete=True,
                     coordinates=changed)
     return _GridNoise(event, grid, unit, "laplace", scale)
 
 
-def _gaussian_grid(epsilon, delta, sensitivity, changed, unit, slack, repeat, failure, bits) -> Noise:
-    grid, rounds = _grid(sensitivity / math.sqrt(changed), unit, bits)
+def _integer_l1(sensitivity, changed, grid, rounds, slack) -> int:
+    """The L1 sensitivity in grid units: Δ₁/G plus, per moved coordinate, the rounding and the slack."""
+    moved = changed * ((1 if rounds else 0) + Fraction(slack) / grid)
+    return math.floor(Fraction(sensitivity) / grid + moved)
+
+
+def _integer_l2(sensitivity, changed, grid, rounds, slack) -> float:
+    """The L2 sensitivity in grid units, from the integer bound on ‖v‖² (v an integer vector)."""
     moved = _float_up(Fraction(_sqrt_up(changed)) * ((1 if rounds else 0) + Fraction(slack) / grid))
     real = _float_up(Fraction(sensitivity) / grid + Fraction(moved))
-    squared = math.floor(Fraction(real) ** 2)  # integer vectors: ‖v‖² is an integer <= real²
-    integer_sensitivity = _sqrt_up(squared)
-    sigma = discrete_gaussian_sigma(integer_sensitivity, epsilon, delta - failure) * math.sqrt(repeat)
+    return _sqrt_up(math.floor(Fraction(real) ** 2))
+
+
+def _coarser(grid: Fraction, sensitivity: float, changed: int, epsilon: float) -> tuple[Fraction, bool]:
+    """The next coarser grid, unless the rounding would then cost more than the sensitivity itself."""
+    if Fraction(sensitivity) / grid < 2 * changed:
+        raise ParameterError(
+            f"epsilon={epsilon:g} is too small for exact integer noise: the noise would be more than 2^50 times the "
+            "sensitivity. Use a larger epsilon (the release would be pure noise anyway)"
+        )
+    return grid * 2, True
+
+
+def _gaussian_grid(epsilon, delta, sensitivity, changed, unit, slack, repeat, failure, bits) -> Noise:
+    grid, rounds = _grid(sensitivity / math.sqrt(changed), unit, bits)
+    while True:
+        integer_sensitivity = _integer_l2(sensitivity, changed, grid, rounds, slack)
+        sigma = discrete_gaussian_sigma(integer_sensitivity, epsilon, delta - failure) * math.sqrt(repeat)
+        if sigma <= _MAX_GAUSSIAN_SIGMA:
+            break
+        grid, rounds = _coarser(grid, sensitivity, changed, epsilon)
     sigma2 = Fraction(math.ceil(Fraction(sigma) ** 2))
     event = Gaussian(epsilon, delta, sigma=sigma, sensitivity=integer_sensitivity, discrete=True, repeat=repeat,
                      failure=failure)
