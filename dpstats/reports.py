@@ -465,10 +465,12 @@ def verdict_counts(table: Path) -> dict[str, int]:
     return counts
 
 
-def comparison_markdown(results: list[NotebookResult], out: Path | None, heading: str = "##") -> list[str]:
+def comparison_markdown(results: list[NotebookResult], out: Path | None, heading: str = "##",
+                        link=lambda result: f"#{result.name}") -> list[str]:
     """The "Published vs reproduced" section: verdict counts per paper, then every comparison table.
 
     ``out`` is the report folder the CSV links are made relative to; None leaves the tables unlinked.
+    ``link(result)`` is where a paper's title points (default: its section of the index).
     """
     found = [(r, t) for r in results for t in r.tables if is_comparison(t)]
     if not found:
@@ -482,7 +484,7 @@ def comparison_markdown(results: list[NotebookResult], out: Path | None, heading
              "| paper | profile | " + " | ".join(VERDICTS) + " |", "|---|---|" + "---|" * len(VERDICTS)]
     for r, table in found:
         counts = verdict_counts(table)
-        lines.append(f"| [{r.title}](#{r.name}) | {r.profile} | "
+        lines.append(f"| [{r.title}]({link(r)}) | {r.profile} | "
                      + " | ".join(str(counts.get(v, 0)) for v in VERDICTS) + " |")
     for r, table in found:
         note = f" ({NOT_COMPARABLE})" if r.profile != "full" else ""
