@@ -80,11 +80,11 @@ def browser(tmp_path_factory):
 
 def _pages() -> list[str]:
     skip = ("_static", "_sources", "_images")
-    return sorted(p.relative_to(SITE).as_posix() for p in SITE.rglob("*.html") if not p.relative_to(SITE).parts[0]
-                  in skip)
+    pages = (p.relative_to(SITE) for p in SITE.rglob("*.html"))
+    return sorted(p.as_posix() for p in pages if p.parts[0] not in skip)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _ids(page: Path) -> frozenset[str]:
     return frozenset(re.findall(r'\bid="([^"]+)"', page.read_text(encoding="utf-8", errors="replace")))
 
