@@ -43,6 +43,7 @@ source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-n
 # Notebooks: render the stored outputs of the executed report notebooks, never run them.
 nb_execution_mode = "off"
 nb_merge_streams = True
+nb_render_markdown_format = "myst"  # the notebooks display their tables as Markdown (GFM tables)
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
 myst_heading_anchors = 3
 suppress_warnings = ["myst.header"]  # notebooks start their sections at "##" below a "#" title: intended
