@@ -23,8 +23,8 @@ Noise. :func:`pca_ag` rounds XᵀX block by block to a public grid and adds
 exact discrete Gaussian noise (:mod:`dpstats.noise.release`); the power method
 adds exact discrete noise to each A·Y with the floating-point error of A·Y
 bounded and charged. The exponential mechanism (:func:`pca_ppca`) has no known
-floating-point-exact sampler: its output is rounded to a grid of 2^-32 and
-re-orthonormalised, and its ledger note says that the sampler is floating point.
+floating-point-exact sampler: its output is rounded to a public grid of 2^-32,
+and its ledger note says that the sampler is floating point.
 
 Mechanisms: :func:`pca_ag` (Analyze Gauss), :func:`pca_sn` (the ICASSP 2016 SN
 algorithm, **not** private, see its erratum), :func:`pca_ppm` (noisy power
@@ -486,9 +486,10 @@ def pca_ppca(X, k: int, epsilon: float, *, sampler: str = "sequential", n_sweeps
     Floating point. Both samplers run in floating point (eigendecompositions,
     the angular-central-Gaussian proposals): no floating-point-exact sampler of
     the Bingham distribution is known. As the safest construction available,
-    the output is rounded to a grid of 2^-32 and re-orthonormalised (a
-    post-processing that discards the low-order bits where a floating-point
-    sampler could differ from the exact distribution); the ledger note says so.
+    the output is rounded to a public grid of 2^-32 (which discards the
+    low-order bits where a floating-point sampler could differ from the exact
+    distribution; the columns stay orthonormal to within about 2^-32·√d); the
+    ledger note says so.
 
     Parameters
     ----------
@@ -512,7 +513,7 @@ def pca_ppca(X, k: int, epsilon: float, *, sampler: str = "sequential", n_sweeps
     Returns
     -------
     numpy.ndarray, shape (d, k)
-        Orthonormal columns.
+        Orthonormal columns (to within 2^-32·√d), on the 2^-32 grid.
 
     References
     ----------
@@ -560,9 +561,8 @@ def pca_ppca(X, k: int, epsilon: float, *, sampler: str = "sequential", n_sweeps
 
 
 def _on_output_grid(V: np.ndarray) -> np.ndarray:
-    """V rounded to multiples of 2^-OUTPUT_BITS, then orthonormalised again (columns keep their direction)."""
-    Q, R = np.linalg.qr(np.ldexp(np.rint(np.ldexp(V, OUTPUT_BITS)), -OUTPUT_BITS))
-    return Q * np.where(np.diag(R) < 0, -1.0, 1.0)
+    """V rounded to multiples of 2^-OUTPUT_BITS (its columns stay orthonormal to within about 2^-OUTPUT_BITS·√d)."""
+    return np.ldexp(np.rint(np.ldexp(V, OUTPUT_BITS)), -OUTPUT_BITS)
 
 
 def pca(X, k: int, *, mechanism: str = "ag", epsilon: float, delta: float = DEFAULT_DELTA, rng=None,

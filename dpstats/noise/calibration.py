@@ -53,6 +53,7 @@ makes σ itself about 2^20, so σ₁ changes it by a relative 1e-11.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
@@ -121,6 +122,7 @@ def _raise_until_exact(value: float, holds) -> float:
     return value
 
 
+@functools.lru_cache(maxsize=1024)
 def gaussian_sigma_analytic(sensitivity: float, epsilon: float, delta: float) -> float:
     """Smallest σ making the Gaussian mechanism (ε, δ)-DP (Balle & Wang 2018, Thm 8).
 
