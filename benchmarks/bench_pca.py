@@ -86,21 +86,25 @@ def _secure_default(results: Results, tiny: bool, repeats: int) -> None:
     """Issue 13: the exact default against X.T @ X at n = 1e5, interleaved and alone, and the spin diagnosis."""
     n = 4_000 if tiny else 100_000
     for d in ((50,) if tiny else (100, 300, 784)):
-        X = _gaussian(n, d)
-        inter = interleaved_medians({"ag": lambda: dps.pca_ag(X, 1.0, DELTA, rng=0), "gram": lambda: X.T @ X},
-                                    repeats=max(repeats, 7))
-        alone = {"ag": _median_time(lambda: dps.pca_ag(X, 1.0, DELTA, rng=0), max(repeats, 7)),
-                 "gram": _median_time(lambda: X.T @ X, max(repeats, 7))}
-        for mode, t in (("interleaved", inter), ("alone", alone)):
-            ratio = t["ag"] / t["gram"]
-            results.add("secure default", f"pca_ag exact, n={n:.0e}, d={d}, {mode}", "time / (X.T @ X)", ratio,
-                        f"<= {AG_LIMIT}", status(ratio, AG_LIMIT),
-                        f"pca_ag {t['ag'] * 1e3:.1f} ms, X.T@X {t['gram'] * 1e3:.1f} ms")
-        if not tiny:
-            ratio = _interleaved_ratio_without_spin(n, d, max(repeats, 7))
-            results.add("secure default", f"pca_ag exact, n={n:.0e}, d={d}, interleaved, OPENBLAS_THREAD_TIMEOUT=4",
-                        "time / (X.T @ X)", ratio, f"<= {AG_LIMIT}", status(ratio, AG_LIMIT),
-                        "diagnosis: OpenBLAS workers stop spinning at once")
+        _secure_default_one(results, _gaussian(n, d), tiny, repeats)
+
+
+def _secure_default_one(results: Results, X: np.ndarray, tiny: bool, repeats: int) -> None:
+    n, d = X.shape
+    inter = interleaved_medians({"ag": lambda: dps.pca_ag(X, 1.0, DELTA, rng=0), "gram": lambda: X.T @ X},
+                                repeats=max(repeats, 7))
+    alone = {"ag": _median_time(lambda: dps.pca_ag(X, 1.0, DELTA, rng=0), max(repeats, 7)),
+             "gram": _median_time(lambda: X.T @ X, max(repeats, 7))}
+    for mode, t in (("interleaved", inter), ("alone", alone)):
+        ratio = t["ag"] / t["gram"]
+        results.add("secure default", f"pca_ag exact, n={n:.0e}, d={d}, {mode}", "time / (X.T @ X)", ratio,
+                    f"<= {AG_LIMIT}", status(ratio, AG_LIMIT),
+                    f"pca_ag {t['ag'] * 1e3:.1f} ms, X.T@X {t['gram'] * 1e3:.1f} ms")
+    if not tiny:
+        ratio = _interleaved_ratio_without_spin(n, d, max(repeats, 7))
+        results.add("secure default", f"pca_ag exact, n={n:.0e}, d={d}, interleaved, OPENBLAS_THREAD_TIMEOUT=4",
+                    "time / (X.T @ X)", ratio, f"<= {AG_LIMIT}", status(ratio, AG_LIMIT),
+                    "diagnosis: OpenBLAS workers stop spinning at once")
 
 
 def _interleaved_ratio_without_spin(n: int, d: int, repeats: int) -> float:
