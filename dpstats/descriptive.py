@@ -27,7 +27,6 @@ would hide. ``clip=True`` clips finite values outside the bounds.
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 import numpy as np
@@ -44,7 +43,7 @@ from ._validation import (
 from .accounting import Accountant, charge, check_accountant
 from .exceptions import DataValidationError, OutOfBoundsError, ParameterError
 from .noise.random import check_rng, describe
-from .noise.release import Statistic, make_noise
+from .noise.release import Statistic, l1_up, l2_up, make_noise
 
 __all__ = ["mean", "variance", "histogram"]
 
@@ -79,18 +78,15 @@ def _records(x, bounds, axis, clip: bool, *, squares: bool):
     return bounded_sums(x, lower, upper, axis=None if x.ndim == 1 else axis, clip=clip, squares=squares)
 
 
-def _release(mechanism: str, statistic: Statistic, per_coordinate: np.ndarray, epsilon: float, delta: float, *,
+def _release(mechanism: str, statistic: Statistic, per_coordinate, epsilon: float, delta: float, *,
              rng, accountant, noise: str):
-    """Calibrate from the per-coordinate sensitivities, charge, then add the noise."""
-    per_coordinate = np.asarray(per_coordinate, dtype=np.float64).reshape(-1)
-    if not np.isfinite(per_coordinate).all():
-        raise ParameterError("bounds are too wide: the sensitivity overflows a float; rescale the data")
-    changed = per_coordinate.size
-    if delta == 0:
-        sensitivity = math.fsum(per_coordinate)
-    else:
-        sensitivity = math.sqrt(math.fsum(per_coordinate**2))
-    sensitivity = math.nextafter(sensitivity, math.inf)
+    """Calibrate from the per-coordinate sensitivities (exact Fractions), charge, then add the noise."""
+    per_coordinate = [Fraction(v) for v in np.asarray(per_coordinate, dtype=object).ravel()]
+    changed = len(per_coordinate)
+    try:
+        sensitivity = l1_up(per_coordinate) if delta == 0 else l2_up(per_coordinate)
+    except OverflowError as err:
+        raise ParameterError("bounds are too wide: the sensitivity overflows a float; rescale the data") from err
     calibrated = make_noise(epsilon=epsilon, delta=delta, sensitivity=sensitivity, changed=changed,
                             unit=statistic.unit, noise=noise)
     charge(accountant, mechanism, [calibrated.event], note=describe(rng))
@@ -166,7 +162,7 @@ def mean(x, epsilon: float, delta: float = 0.0, *, bounds, axis: int | None = No
     sums = _records(x, bounds, axis, clip, squares=False)
     n = sums.n
     unit = _per_record(sums.unit, lambda h: h / n)
-    per_coordinate = (sums.q_upper - sums.q_lower) * np.asarray(sums.unit, dtype=float) / n
+    per_coordinate = (sums.q_upper - sums.q_lower).astype(object) * np.asarray(sums.unit, dtype=object) / n
     return _release("mean", Statistic(sums.sums, unit), per_coordinate, epsilon, delta, rng=rng,
                     accountant=accountant, noise=noise)
 
@@ -225,9 +221,8 @@ def variance(x, epsilon: float, delta: float = 0.0, *, bounds, axis: int | None 
     n = sums.n
     scaled = sums.squares * n - sums.sums * sums.sums  # n Σq² − (Σq)², exact integers
     unit = _per_record(sums.unit, lambda h: h * h / (n * n))
-    h = np.asarray(sums.unit, dtype=float)
-    with np.errstate(over="ignore"):  # overflow is reported by _release as bounds that are too wide
-        per_coordinate = (n - 1) * ((sums.q_upper - sums.q_lower) * h) ** 2 / n**2
+    h = np.asarray(sums.unit, dtype=object)
+    per_coordinate = (n - 1) * ((sums.q_upper - sums.q_lower).astype(object) * h) ** 2 / (n * n)
     return _release("variance", Statistic(scaled, unit), per_coordinate, epsilon, delta, rng=rng,
                     accountant=accountant, noise=noise)
 

@@ -111,7 +111,7 @@ from .accounting import Accountant, PureDP, charge, check_accountant
 from .exceptions import DataValidationError, FloatingPointNoiseWarning, PrivacyError
 from .noise.continuous import sample_gamma_norm_vector
 from .noise.random import check_rng, describe
-from .noise.release import NOISE, grid_for
+from .noise.release import NOISE, grid_for, integers_times_grid
 
 __all__ = ["NotConvergedError", "logistic_regression", "objective_perturbation_parameters", "svm"]
 
@@ -292,11 +292,11 @@ def _solve(X: np.ndarray, y: np.ndarray, loss: _Loss, reg: float, linear: np.nda
     f = np.zeros(d)
 
     def certified(point, grad) -> bool:
-        return bool(np.linalg.norm(grad) + _gradient_error(X.shape, point, reg, lin) <= tol)
+        return bool(np.linalg.norm(grad) + _gradient_error(X.shape, point, reg, lin, loss.c) <= tol)
 
     for _ in range(2):
         fun = _objective(X, y, loss, reg, lin, anchor=f)
-        target = max(tol - _gradient_error(X.shape, f, reg, lin), tol / 2.0)
+        target = max(tol - _gradient_error(X.shape, f, reg, lin, loss.c), tol / 2.0)
         res = minimize(_in_scaled_coordinates(fun, scale), f * scale, jac=True, method="L-BFGS-B",
                        options={"maxiter": max_iter, "ftol": 0.0, "gtol": target / (math.sqrt(d) * scale.max()),
                                 "maxcor": 20, "maxls": 4})
@@ -313,21 +313,27 @@ def _solve(X: np.ndarray, y: np.ndarray, loss: _Loss, reg: float, linear: np.nda
     return f
 
 
-def _gradient_error(shape: tuple[int, int], f: np.ndarray, reg: float, lin: np.ndarray) -> float:
+def _gradient_error(shape: tuple[int, int], f: np.ndarray, reg: float, lin: np.ndarray, c: float) -> float:
     """A bound on ‖∇̃F(f) − ∇F(f)‖₂ for the gradient computed by :func:`_objective`.
 
     Per coordinate: each block of r rows gives X_bᵀ(y ℓ′) within
     γ_r Σ_i |x_ij||ℓ′_i| <= γ_r r R (|ℓ′| <= 1, |x_ij| <= R), ℓ′ itself within
     4u; the n_b block sums add γ_{n_b} n R; dividing by n and adding
     reg·f_j + lin_j costs 3u(|reg f_j| + |lin_j|). Over d coordinates: √d
-    times the first part, plus 3u(reg‖f‖ + ‖lin‖).
+    times the first part, plus 3u(reg‖f‖ + ‖lin‖). The margins z_i = x_iᵀf are
+    themselves within γ_d Σ_j |x_ij f_j| <= γ_d R ‖f‖ of their exact values, and
+    ℓ′ is c-Lipschitz, so ℓ′ moves by at most c γ_d R ‖f‖ per example and the
+    gradient by at most c γ_d R² ‖f‖ (in L2: (1/n) Σ_i ‖x_i‖ times that).
     """
     n, d = shape
     rows = min(block_rows(8 * d), n)
     blocks = -(-n // rows)
     bound = math.sqrt(norm_bound_squared(d))
+    norm_f = float(np.linalg.norm(f))
     per_coordinate = (rows + blocks + 6) * 2.0**-53 * bound * 1.01
-    return math.sqrt(d) * per_coordinate + 3 * 2.0**-53 * (reg * float(np.linalg.norm(f)) + float(np.linalg.norm(lin)))
+    gamma_d = (d + 1) * 2.0**-53 / (1.0 - (d + 1) * 2.0**-53)
+    return (math.sqrt(d) * per_coordinate + c * gamma_d * bound * bound * norm_f * 1.01
+            + 3 * 2.0**-53 * (reg * norm_f + float(np.linalg.norm(lin))))
 
 
 def _in_scaled_coordinates(fun, scale: np.ndarray):
@@ -411,12 +417,20 @@ def _covered(sensitivity: float, grid: float | None, d: int) -> float:
 
 
 def _gridded_release(f: np.ndarray, sensitivity: float, epsilon: float, grid: float | None, rng) -> np.ndarray:
-    """f + b with b of density ∝ exp(−ε‖b‖/Δ); on the grid both are rounded, so the data enter only through
-    round(f/G)."""
+    """f + b with b of density ∝ exp(−ε‖b‖/Δ); on the grid both are rounded and added as integers, so the data
+    enter only through the integer round(f/G)."""
     b = sample_gamma_norm_vector(f.shape[0], epsilon / sensitivity, rng)
     if grid is None:
         return f + b
-    return (np.rint(f / grid) + np.rint(b / grid)) * grid
+    return integers_times_grid(_integers(f / grid) + _integers(b / grid), grid)
+
+
+def _integers(values: np.ndarray) -> np.ndarray:
+    """rint(values) as exact integers (int64, or Python ints where they could overflow it)."""
+    rounded = np.rint(values)
+    if np.abs(rounded).max(initial=0.0) < 2.0**61:
+        return rounded.astype(np.int64)
+    return np.array([int(v) for v in rounded], dtype=object)
 
 
 def _huber(h: float) -> _Huber:

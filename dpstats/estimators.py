@@ -32,7 +32,10 @@ Privacy notes that apply to every estimator here:
 * ``random_state``: None (a cryptographically secure source, fresh for every fit), an int or a
   :class:`numpy.random.Generator`. A fixed int makes every fit draw the *same*
   noise, which is fine for reproducible experiments but composes badly: do not
-  release several fits made with the same seed.
+  release several fits made with the same seed. A Generator is used as it is
+  (successive fits draw fresh noise); clones get independent generators, and
+  such an estimator refuses to be pickled (its generator's state would reveal
+  the noise).
 * Data must satisfy the mechanisms' row-norm bound (‖x_i‖₂ <= 1); ``clip=True``
   rescales longer rows (a data-independent map) instead of raising.
 * Pre-processing fitted on the private data inside a pipeline (e.g.
@@ -66,19 +69,41 @@ from ._validation import check_row_norms
 from .accounting import DEFAULT_DELTA
 from .cca import cca
 from .erm import _LOGISTIC, DEFAULT_MAX_ITER, DEFAULT_TOL, _erm, _huber
-from .noise.random import check_rng
+from .exceptions import PrivacyError
+from .noise.random import check_rng, independent_generator
 from .pca import pca
 
 __all__ = ["DPCCA", "DPLinearSVC", "DPLogisticRegression", "DPPCA"]
 
 
 class _SharedAccountantMixin:
-    """Clone every hyper-parameter except ``accountant``, which clones share (so their fits are all charged)."""
+    """The estimators' privacy-aware cloning and pickling.
+
+    * ``accountant`` is shared by clones (so all their fits are charged), not copied.
+    * A ``numpy.random.Generator`` in ``random_state`` is not copied either: a copy would draw the same noise as
+      its original, and two fits on neighbouring data would then differ by the noise-free difference of their
+      statistics. Each clone gets an independent generator instead (:func:`independent_generator`).
+    * An estimator whose ``random_state`` is a Generator refuses to be pickled: the generator's state (the AES key
+      and counter of the secure default) would let anyone who reads the pickle recompute the noise it drew.
+    """
 
     def __sklearn_clone__(self):
         params = self.get_params(deep=False)
         accountant = params.pop("accountant")
-        return type(self)(accountant=accountant, **{k: clone(v, safe=False) for k, v in params.items()})
+        random_state = params.pop("random_state")
+        if isinstance(random_state, np.random.Generator):
+            random_state = independent_generator(random_state)
+        return type(self)(accountant=accountant, random_state=random_state,
+                          **{k: clone(v, safe=False) for k, v in params.items()})
+
+    def __getstate__(self):
+        if isinstance(getattr(self, "random_state", None), np.random.Generator):
+            raise PrivacyError(
+                f"this {type(self).__name__} holds a numpy Generator in random_state, whose state would reveal the "
+                "noise it drew to anyone reading the pickle; set_params(random_state=None) (or an int seed, for "
+                "reproducible runs that are not secure) before pickling, and use n_jobs=1 for parallel tools"
+            )
+        return super().__getstate__()
 
 
 class DPPCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):

@@ -196,7 +196,8 @@ def low_rank(A, k: int, epsilon: float, delta: float, *, method: str = "range_fi
     omega_max = math.sqrt(2.0) * float(erfcinv(tail / (n * ell)))
     finder_slack = _float_error_slack(A, _grid(tau, ell, noise), gamma(n) * omega_max, axis=1, extra=math.sqrt(n))
     r_floor = math.sqrt(ell / m)  # the smallest possible largest row norm of an m × ell orthonormal basis
-    projection_slack = _float_error_slack(A, _grid(r_floor, ell * n, noise), gamma(m), axis=0, extra=1.0)
+    projection_slack = _float_error_slack(A, _grid(r_floor, ell * n, noise), gamma(m) * _QR_MARGIN, axis=0,
+                                          extra=1.0)
     finder = make_noise(epsilon=eps1, delta=delta1, sensitivity=tau, changed=ell, slack=finder_slack, noise=noise,
                         failure=delta1 / 2, grid_bits=_GRID_BITS)
     charge(accountant, "low_rank", [finder.event, _projection_event(eps2, delta2)],
@@ -206,7 +207,8 @@ def low_rank(A, k: int, epsilon: float, delta: float, *, method: str = "range_fi
     Q = np.linalg.qr(finder.apply(Statistic(A @ omega), rng))[0]
     if prune is not None:
         Q[np.abs(Q) > prune] = 0.0
-    r = float(np.sqrt(np.einsum("ij,ij->i", Q, Q).max()))
+    # Q comes from a floating-point QR (and pruning): its row norms are computed, then rounded up generously.
+    r = float(np.sqrt(np.einsum("ij,ij->i", Q, Q).max())) * _QR_MARGIN
     projection = make_noise(epsilon=eps2, delta=delta2, sensitivity=max(r, r_floor), changed=ell * n,
                             slack=projection_slack, noise=noise, grid_bits=_GRID_BITS)
     W = projection.apply(Statistic(Q.T @ A), rng)
@@ -228,6 +230,9 @@ def _rest(total: float, part: float) -> float:
         rest = math.nextafter(rest, 0.0)
     return rest
 
+
+#: Q is orthonormal to within O(m·l·u) (a floating-point QR); |Q_ij| and its row norms are taken this much larger.
+_QR_MARGIN = 1.0 + 2.0**-30
 
 #: The products AΩ and QᵀA have floating-point errors that grow with A's entries; a grid 2^-10 of the sensitivity
 #: per entry leaves room for them at a cost of about 0.15 % more noise.
@@ -259,6 +264,7 @@ def _float_error_slack(A: np.ndarray, grid: Fraction | None, factor: float, *, a
 
 def _projection_event(epsilon: float, delta: float) -> Gaussian:
     """The projection's privacy event, known before its sensitivity r: a Gaussian whose multiplier σ/r is fixed
-    by (ε₂, δ₂) alone (the analytic calibration is proportional to the sensitivity)."""
-    multiplier = gaussian_sigma(1.0, epsilon, delta)
+    by (ε₂, δ₂) alone (the analytic calibration is proportional to the sensitivity, up to its bisection's
+    1e-10; the recorded multiplier is taken 2^-30 smaller, so the release never has less noise than recorded)."""
+    multiplier = gaussian_sigma(1.0, epsilon, delta) * (1.0 - 2.0**-30)
     return Gaussian(epsilon, delta, sigma=multiplier, sensitivity=1.0, discrete=False)

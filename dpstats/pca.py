@@ -309,10 +309,15 @@ def default_n_iter(d: int, k: int) -> int:
     return max(1, math.ceil(10.0 * math.log(d)))
 
 
+#: Y comes from a floating-point QR: its columns are orthonormal to within O(d·k·u) (Higham 2002, Theorem
+#: 19.4), far below this relative margin, which the sensitivities of A·Y include.
+_QR_MARGIN = 1.0 + 2.0**-30
+
+
 def _ppm_sensitivities(d: int, k: int) -> tuple[float, float]:
     """L2 and L1 sensitivity of A·Y for Y with k orthonormal columns (see :func:`pca_ppm`), with the row-norm
-    bound R² of the module docstring."""
-    bound = norm_bound_squared(d)
+    bound R² of the module docstring and :data:`_QR_MARGIN` for Y's rounding."""
+    bound = norm_bound_squared(d) * _QR_MARGIN
     l2 = bound if k == 1 else math.sqrt(2.0) * bound
     return math.nextafter(l2, math.inf), math.nextafter(2.0 * math.sqrt(d * k) * bound, math.inf)
 
@@ -326,7 +331,7 @@ def _product_error(n: int, d: int) -> float:
     """
     e_a = float_gram_error(n, d)
     gamma = d * 2.0**-53 / (1.0 - d * 2.0**-53)
-    return math.nextafter((e_a + gamma * (n * norm_bound_squared(d) + e_a)) * math.sqrt(d), math.inf)
+    return math.nextafter((e_a + gamma * (n * norm_bound_squared(d) + e_a)) * math.sqrt(d) * _QR_MARGIN, math.inf)
 
 
 def _orthonormal(Y: np.ndarray) -> np.ndarray:
@@ -461,7 +466,9 @@ def pca_ppca(X, k: int, epsilon: float, *, sampler: str = "sequential", n_sweeps
     Sinha's (2013) PPCA: density ∝ ``exp((ε/(2Δq)) tr(VᵀAV))``, the matrix
     Bingham distribution. Score sensitivity (replace one row):
     tr(Vᵀ D V) = ‖Vᵀx‖² − ‖Vᵀx′‖² ∈ [−R², R²], so Δq = R² (R² <= 1 + 1e-9, the
-    row-norm bound of the module docstring).
+    row-norm bound of the module docstring); the score is computed on the
+    floating-point XᵀX, whose entries are within a public e_A of the exact
+    ones, which adds 2·d·e_A per column (:func:`_ppca_sensitivity`).
 
     ``sampler="sequential"`` (default, proven ε-DP): k exact draws, each an
     exponential mechanism at ε/k. Draw j samples a unit vector v_j of the
@@ -543,9 +550,9 @@ def pca_ppca(X, k: int, epsilon: float, *, sampler: str = "sequential", n_sweeps
         raise ParameterError("n_sweeps applies only to sampler='gibbs'")
     n_sweeps = DEFAULT_SWEEPS if n_sweeps is None else check_int(n_sweeps, "n_sweeps", low=1)
     X = _checked_X(X, clip)
-    d = X.shape[1]
+    n, d = X.shape
     k = _check_k(k, d)
-    sensitivity = norm_bound_squared(d)
+    sensitivity = _ppca_sensitivity(n, d)
     A = float_gram(X)
     floating = f"floating-point sampler, output on a 2^-{OUTPUT_BITS} grid; {describe(rng)}"
     if sampler == "sequential":
@@ -558,6 +565,12 @@ def pca_ppca(X, k: int, epsilon: float, *, sampler: str = "sequential", n_sweeps
                note=f"Gibbs, {n_sweeps} sweeps: the guarantee holds for exact matrix-Bingham samples only; {floating}")
         V = sample_matrix_bingham(A * (epsilon / (2.0 * sensitivity)), k, n_sweeps=n_sweeps, rng=rng)
     return _on_output_grid(V)
+
+
+def _ppca_sensitivity(n: int, d: int) -> float:
+    """Δq of the score vᵀÃv on the floating-point Gram matrix Ã: R² for the exact A, plus 2·d·e_A for Ã's entries
+    (each within e_A = :func:`dpstats._statistics.float_gram_error` of A's, and (Σ_j |v_j|)² <= d for a unit v)."""
+    return math.nextafter(norm_bound_squared(d) + 2.0 * d * float_gram_error(n, d), math.inf)
 
 
 def _on_output_grid(V: np.ndarray) -> np.ndarray:

@@ -130,3 +130,101 @@ def test_valid_inputs_from_the_report_now_work():
         dps.Accountant(1.0, 0.1, composition="advanced").check(800.0)
     for shape, k in [((1, 6), 1), ((3, 10), 2), ((5, 40), 3)]:
         assert np.isfinite(dps.low_rank(np.ones(shape), k, 1.0, 1e-6, rng=0)).all()
+
+
+# ----------------------------------------------------------------------------- found by the adversarial review
+
+
+def test_nothing_after_the_charge_fails_on_particular_data():
+    """variance of 2^23 equal values took an int64 shortcut that overflowed after charging, while its neighbour
+    released: the error itself told the two apart. Every rounding path now falls back to exact integers."""
+    from fractions import Fraction
+
+    from dpstats.noise.release import Statistic, make_noise
+
+    acc = dps.Accountant(10.0, 0.0, composition="basic")
+    dps.variance(np.zeros(2**23), 1.0, bounds=(-1, 1), rng=0, accountant=acc)  # raised OverflowError before
+    rng = np.random.default_rng(0)
+    for magnitude in (0, 1, 2**40, 2**61, 2**62, 2**70):
+        for unit in (Fraction(1), Fraction(1, 3), Fraction(1, 2**70), Fraction(2**70)):
+            values = np.array([magnitude, -magnitude, 7], dtype=object if magnitude >= 2**62 else np.int64)
+            noise = make_noise(epsilon=1.0, delta=0.0, sensitivity=float(unit) or 1.0, changed=3, unit=unit)
+            assert np.isfinite(noise.apply(Statistic(values, unit), rng)).all()
+
+
+def test_estimator_generators_are_never_copied_or_pickled():
+    import pickle
+
+    from sklearn.base import clone
+
+    from dpstats.estimators import DPLogisticRegression
+    from dpstats.noise.random import secure_generator
+
+    X = RNG.uniform(-0.5, 0.5, (300, 3))
+    y = (X[:, 0] > 0).astype(int)
+    estimator = DPLogisticRegression(classes=[0, 1], method="output", random_state=secure_generator())
+    first, second = clone(estimator).fit(X, y), clone(estimator).fit(X, y)
+    assert not np.array_equal(first.coef_, second.coef_)  # clones draw independent noise
+    seeded = DPLogisticRegression(classes=[0, 1], random_state=np.random.default_rng(5))
+    assert not np.array_equal(clone(seeded).fit(X, y).coef_, clone(seeded).fit(X, y).coef_)
+    with pytest.raises(dps.PrivacyError, match="random_state=None"):
+        pickle.dumps(first)
+    pickle.dumps(DPLogisticRegression(classes=[0, 1], random_state=3).fit(X, y))  # an int seed pickles
+
+
+def test_parallel_gaussian_parts_keep_the_largest_failure_probability():
+    from dpstats.accounting import Gaussian, gaussian_epsilon
+
+    acc = dps.Accountant(100.0, 1e-5)
+    with acc.parallel(2) as block:
+        block[0].record("A", [Gaussian(50.0, 1e-5, sigma=1.0, sensitivity=1.0)])
+        block[1].record("B", [Gaussian(50.0, 1e-5, sigma=1.05, sensitivity=1.0, failure=9.9e-6)])
+    assert acc.spent[0] >= gaussian_epsilon(1.05, 1e-5 - 9.9e-6)  # part B alone needs this much
+
+
+def test_erm_certificate_covers_the_error_of_the_margins():
+    from dpstats.erm import _gradient_error
+
+    f = np.full(100, 100.0)
+    without_curvature = _gradient_error((100_000, 100), f, 1e-3, np.zeros(100), 0.0)
+    with_curvature = _gradient_error((100_000, 100), f, 1e-3, np.zeros(100), 500.0)  # Huber h = 1e-3
+    assert with_curvature - without_curvature >= 500.0 * 100 * 2.0**-53 * np.linalg.norm(f)
+
+
+def test_ppca_charges_the_floating_point_error_of_the_gram_matrix():
+    from dpstats._statistics import float_gram_error
+    from dpstats.pca import _ppca_sensitivity
+
+    n, d = 10**6, 784
+    assert _ppca_sensitivity(n, d) >= norm_bound_squared(d) + 2 * d * float_gram_error(n, d)
+
+
+def test_gram_statistic_is_covered_whatever_the_row_order():
+    """The per-block rounded Gram matrix depends on which rows share a block; the slack covers every order."""
+    from fractions import Fraction
+
+    from dpstats._statistics import grid_gram
+
+    X = RNG.standard_normal((20_000, 30))
+    X /= np.linalg.norm(X, axis=1).max()
+    grid = Fraction(1, 2**36)
+    gram, shuffled = grid_gram(X, grid), grid_gram(X[RNG.permutation(len(X))], grid)
+    difference = np.abs(gram.values - shuffled.values).max()
+    assert 0 < difference <= gram.slack  # the order changes the integers, by less than what is charged
+
+
+def test_accountant_gaussian_epsilon_never_below_the_exact_value():
+    from dpstats.accounting import gaussian_epsilon
+
+    rng = np.random.default_rng(7)
+    for _ in range(60):
+        mu, delta = 10 ** rng.uniform(2, 6), 10 ** rng.uniform(-12, -2)
+        assert exact_gaussian_privacy_gap(mu, 1.0, gaussian_epsilon(mu, delta)) <= delta
+
+
+def test_bounds_too_close_to_zero_are_refused_before_charging():
+    acc = dps.Accountant(10.0)
+    for call in (dps.mean, dps.variance):
+        with pytest.raises(ParameterError, match="too close to 0"):
+            call([0.0, 1e-300], 1.0, bounds=(0, 1e-300), accountant=acc)
+    assert acc.ledger == []

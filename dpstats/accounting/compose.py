@@ -43,8 +43,9 @@ Replacing one row changes one part only, so the block costs what its most
 expensive part costs. Under ``"basic"``, ``"advanced"`` and ``"zcdp"`` that is
 the maximum over the parts (per coordinate of (ε, δ), or of (ρ, δ)). Under
 ``"pld"`` a part whose composed loss distribution dominates every other's
-stands for the block: identical parts, or Gaussian-only parts (the one with the
-smallest combined multiplier dominates). Otherwise no single part is known to
+stands for the block: identical parts, or, for Gaussian-only parts, one
+Gaussian with the smallest combined multiplier and the largest failure
+probability of any part. Otherwise no single part is known to
 dominate, and the parts are composed one after another — a valid, looser
 bound; the ledger still records the block.
 """
@@ -210,8 +211,8 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
 
 def gaussian_epsilon(noise_multiplier: float, delta: float) -> float:
     """Smallest ε with which the Gaussian mechanism of multiplier σ/Δ is (ε, δ)-DP (Balle & Wang 2018,
-    Theorem 8), rounded up; ``inf`` for δ <= 0."""
-    from ..noise.calibration import gaussian_privacy_gap
+    Theorem 8), never below the exact value (checked with 60 significant digits); ``inf`` for δ <= 0."""
+    from ..noise.calibration import _raise_until_exact, exact_gaussian_privacy_gap, gaussian_privacy_gap
 
     if delta <= 0:
         return math.inf
@@ -228,7 +229,9 @@ def gaussian_epsilon(noise_multiplier: float, delta: float) -> float:
             lo = mid
         else:
             hi = mid
-    return hi * _ROUND_UP
+    # The float gap loses precision to cancellation: check with 60 digits and move up until the exact gap fits.
+    return _raise_until_exact(hi * _ROUND_UP,
+                              lambda e: exact_gaussian_privacy_gap(noise_multiplier, 1.0, e) <= delta)
 
 
 def _pld(items: Sequence[Item], budget_delta: float) -> float:
@@ -265,10 +268,20 @@ def _pld_events(items: Sequence[Item]) -> list[Event]:
         if all(part == parts[0] for part in parts):
             events.extend(parts[0])
         elif all(all(isinstance(e, Gaussian) for e in part) for part in parts):
-            events.extend(min(parts, key=_combined_multiplier))
+            events.append(_dominating_gaussian(parts))
         else:
             events.extend(e for part in parts for e in part)
     return events
+
+
+def _dominating_gaussian(parts: Sequence[Sequence[Gaussian]]) -> Gaussian:
+    """One Gaussian event that dominates every part: the smallest combined multiplier, the largest failure
+    probability, and the largest standalone (ε, δ)."""
+    multiplier = min(_combined_multiplier(part) for part in parts)
+    failure = max(_up(sum((Fraction(e.failure) for e in part), Fraction(0))) for part in parts)
+    sums = [_exact_sums(part) for part in parts]
+    return Gaussian(_up(max(e for e, _ in sums)), _up(max(d for _, d in sums)), sigma=multiplier,
+                    sensitivity=1.0, failure=failure)
 
 
 def _combined_multiplier(part: Sequence[Gaussian]) -> float:

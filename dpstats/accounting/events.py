@@ -178,9 +178,11 @@ class Gaussian(Event):
     (the smoothing argument in :mod:`dpstats.noise.calibration`), so it is
     accounted as that mechanism: :attr:`noise_multiplier` is σ_eff/Δ₂, and the
     analytic calibration (Balle & Wang 2018) and the Gaussian privacy-loss
-    distribution apply. zCDP uses the discrete Gaussian's own
-    ρ = Δ₂²/(2σ²) (Canonne, Kamath & Steinke 2020, Theorem 14), which equals
-    the continuous one.
+    distribution apply. zCDP uses ρ = repeat/(2μ²) with the same multiplier
+    μ: Bun & Steinke (2016) for the continuous mechanism, and for the discrete
+    one the same smoothing argument (a post-processing of the continuous
+    mechanism with σ_c, up to pointwise factors e^{±η} that move Rényi
+    divergences by O(η), below 1e-59).
 
     ``repeat`` adaptive compositions of the same Gaussian (the noisy power
     method's iterations) are exactly one Gaussian with multiplier
@@ -211,7 +213,8 @@ class Gaussian(Event):
         return self.noise_multiplier / math.sqrt(self.repeat)
 
     def zcdp(self) -> tuple[float, float]:
-        rho = self.repeat * self.sensitivity**2 / (2.0 * self.sigma**2) if self.sigma > 0 else math.inf
+        multiplier = self.noise_multiplier
+        rho = self.repeat / (2.0 * multiplier**2) if multiplier > 0 else math.inf
         return rho, self.failure
 
     def pld(self, discretization: float = PLD_DISCRETIZATION):

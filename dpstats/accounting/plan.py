@@ -111,7 +111,7 @@ def calibrate(plan: Sequence[Planned], accountant) -> list[Allocation]:
     plan = [p if isinstance(p, Planned) else Planned(*p) for p in plan]
     if not plan:
         raise ParameterError("plan must list at least one release")
-    records = list(accountant._records) if hasattr(accountant, "_records") else []
+    records = _current_records(accountant)
     base = composition_items(records)
     target = accountant.epsilon * (1.0 - TOLERANCE)
     n_gaussian = sum(p.count for p in plan if p.kind == "gaussian")
@@ -137,6 +137,13 @@ def calibrate(plan: Sequence[Planned], accountant) -> list[Allocation]:
         else:
             hi = mid
     return [_allocation(p, lo, gaussian_delta) for p in plan]
+
+
+def _current_records(accountant) -> list:
+    """The accountant's records, re-read from its shared ledger file if it has one."""
+    with accountant._lock, accountant._file_lock():
+        accountant._sync()
+        return list(accountant._records)
 
 
 def _event(p: Planned, scale: float, gaussian_delta: float) -> Event:
@@ -179,7 +186,7 @@ def equal_share(accountant, parts: int) -> float:
 
         from .compose import _basic
 
-        spent = Fraction(_basic(composition_items(accountant._records))[0])
+        spent = Fraction(_basic(composition_items(_current_records(accountant)))[0])
         share = float((Fraction(accountant.epsilon) - spent) / parts)
         while share > 0 and spent + parts * Fraction(share) > Fraction(accountant.epsilon):
             share = math.nextafter(share, 0.0)

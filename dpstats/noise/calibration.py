@@ -43,9 +43,11 @@ So adding N_Z(0, σ²) to an integer statistic c is, pointwise up to e^{±η}, t
 post-processing (y ↦ x) of the continuous Gaussian mechanism c + N(0, σ_c² I):
 if that mechanism is (ε, δ)-DP, the discrete one is (ε + 2η, e^η δ)-DP, and
 the same holds for adaptive compositions (the ratio bounds multiply). With
-σ₁ = :data:`SMOOTHING_SIGMA` = 3, θ < 1.4e-77 and η < 3e-77·m: below 1e-60 for
-any m < 1e16, far below every rounding in this library (the accountant rounds
-each result up by a relative 1e-12). dpstats therefore calibrates the discrete
+σ₁ = :data:`SMOOTHING_SIGMA` = 3, θ < 1.5e-77 and η < 3e-77·m: below 1e-60 for
+any m < 1e16: far below what any float can represent next to an ε of order
+1 (under "pld" and "zcdp" the accountant also rounds each result up by a
+relative 1e-12; under "basic", where the (ε, δ) labels are added exactly, the
+2η of a release is below the spacing of doubles at its ε and is not added). dpstats therefore calibrates the discrete
 Gaussian by the analytic condition at σ_c and adds σ₁² to the variance
 (:func:`discrete_gaussian_sigma`); the grid (:mod:`dpstats.noise.release`)
 makes σ itself about 2^20, so σ₁ changes it by a relative 1e-11.
@@ -56,6 +58,7 @@ from __future__ import annotations
 import functools
 import math
 import warnings
+from fractions import Fraction
 
 from .._validation import check_choice, check_delta, check_epsilon
 from ..exceptions import NotPrivateWarning, ParameterError
@@ -163,11 +166,15 @@ def gaussian_sigma_analytic(sensitivity: float, epsilon: float, delta: float) ->
 
 def dominating_sigma(sigma: float) -> float:
     """σ_c = √(σ² − σ₁²) of the continuous Gaussian mechanism that accounts for discrete noise N_Z(0, σ²)
-    (the smoothing lemma of the module docstring), rounded down; 0 when σ <= σ₁ (no guarantee from it)."""
+    (the smoothing lemma of the module docstring), rounded down (exactly: σ_c² <= σ² − σ₁² as rationals); 0 when
+    σ <= σ₁ (no guarantee from it)."""
     if sigma <= SMOOTHING_SIGMA:
         return 0.0
-    value = math.sqrt((sigma - SMOOTHING_SIGMA) * (sigma + SMOOTHING_SIGMA))
-    return math.nextafter(value, 0.0)
+    target = Fraction(sigma) ** 2 - Fraction(SMOOTHING_SIGMA) ** 2
+    value = math.sqrt(float(target))
+    while Fraction(value) ** 2 > target:
+        value = math.nextafter(value, 0.0)
+    return value
 
 
 def discrete_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:

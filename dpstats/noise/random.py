@@ -28,7 +28,7 @@ import numpy as np
 
 from ..exceptions import ParameterError
 
-__all__ = ["check_rng", "describe", "is_secure", "secure_generator"]
+__all__ = ["check_rng", "describe", "independent_generator", "is_secure", "secure_generator"]
 
 _SECURE_NAMES = ("AESCounter", "ChaCha")
 
@@ -79,3 +79,15 @@ def describe(rng: np.random.Generator) -> str:
     if is_secure(rng):
         return f"random source: {name} (cryptographic)"
     return f"random source: {name}, seeded or supplied by the caller (reproducible, not secure)"
+
+
+def independent_generator(rng: np.random.Generator) -> np.random.Generator:
+    """A generator whose draws are independent of ``rng``'s (for a copy that must not repeat its noise).
+
+    A secure ``rng`` gets a new secure generator with fresh OS entropy; any
+    other gets a PCG64 generator seeded from four 63-bit draws of ``rng``
+    (reproducible from ``rng``'s seed, and, like it, not secure).
+    """
+    if is_secure(rng):
+        return secure_generator()
+    return np.random.default_rng(rng.integers(0, 2**63, size=4).tolist())

@@ -51,7 +51,7 @@ from ..accounting.events import Event, Gaussian, Laplace
 from ..exceptions import FloatingPointNoiseWarning, ParameterError
 from .calibration import discrete_gaussian_sigma, gaussian_sigma, laplace_scale
 
-__all__ = ["NOISE", "Noise", "Statistic", "grid_for", "make_noise"]
+__all__ = ["NOISE", "Noise", "Statistic", "grid_for", "integers_times_grid", "l1_up", "l2_up", "make_noise"]
 
 NOISE = ("exact", "float")
 
@@ -126,7 +126,7 @@ class _GridNoise(Noise):
             noise = discrete_laplace(self.scale.numerator, self.scale.denominator, shape, rng)
         else:
             noise = discrete_gaussian(self.scale.numerator, self.scale.denominator, shape, rng)
-        return _scaled(_add(rounded, noise), self.grid)
+        return integers_times_grid(_add(rounded, noise), self.grid)
 
     def _rounded(self, statistic: Statistic):
         if not _same_unit(statistic.unit, self.unit):
@@ -156,12 +156,16 @@ def _round_exact(value: int, numerator: int, denominator: int) -> int:
 
 
 def _round_ratio(values: np.ndarray, numerator: int, denominator: int):
-    """round(values · numerator / denominator) to the nearest integer (halves up), exactly."""
-    if values.dtype != object and denominator == 1 and np.abs(values).max(initial=0) < _INT64_SAFE // numerator:
+    """round(values · numerator / denominator) to the nearest integer (halves up), exactly.
+
+    This runs after the accountant was charged, so it must never fail, whatever the data: the int64 shortcuts
+    are taken only when no intermediate can overflow; everything else goes through Python integers.
+    """
+    small = values.dtype != object and np.abs(values).max(initial=0) < 2**61
+    if small and denominator == 1 and numerator < 2**61 // max(1, int(np.abs(values).max(initial=0))):
         return values.astype(np.int64) * numerator
-    if values.dtype != object and numerator == 1 and denominator & (denominator - 1) == 0 \
-            and np.abs(values).max(initial=0) < _INT64_SAFE:
-        shift = denominator.bit_length() - 1
+    shift = denominator.bit_length() - 1
+    if small and numerator == 1 and denominator == 1 << shift and 1 <= shift <= 61:
         return (values.astype(np.int64) + (1 << (shift - 1))) >> shift  # arithmetic shift: floor division
     flat = [_round_exact(int(v), numerator, denominator) for v in values.ravel().tolist()]
     return _compact(np.array(flat, dtype=object).reshape(values.shape))
@@ -181,8 +185,9 @@ def _add(rounded, noise: np.ndarray):
     return rounded.astype(object) + noise.astype(object)
 
 
-def _scaled(integers, grid: Fraction) -> np.ndarray:
-    """integers·G as float64 (exact while |integer| < 2^53; beyond, a deterministic rounding of an integer)."""
+def integers_times_grid(integers: np.ndarray, grid) -> np.ndarray:
+    """integers·G as float64 (exact while |integer| < 2^53; beyond, a deterministic rounding of an integer, which
+    is post-processing of the integer release)."""
     g = float(grid)
     if integers.dtype != object:
         return integers.astype(np.float64) * g
@@ -273,10 +278,10 @@ def _float_noise(epsilon, delta, sensitivity, changed, calibration, repeat, fail
 
 def grid_for(per_coordinate: float, bits: int = GRID_BITS) -> Fraction:
     """The public power-of-two grid G: the largest power of two <= 2^-bits · ``per_coordinate`` (the
-    sensitivity per moved coordinate, in real units)."""
+    sensitivity per moved coordinate, in real units), from the float's exponent (exact, no logarithm)."""
     if not (math.isfinite(per_coordinate) and per_coordinate > 0):
         raise ParameterError(f"the sensitivity per coordinate must be finite and > 0; got {per_coordinate!r}")
-    return Fraction(2) ** (math.floor(math.log2(per_coordinate)) - bits)
+    return Fraction(2) ** (math.frexp(per_coordinate)[1] - 1 - bits)
 
 
 def _grid(per_coordinate: float, unit, bits: int) -> tuple[Fraction, bool]:
@@ -340,6 +345,20 @@ def _gaussian_grid(epsilon, delta, sensitivity, changed, unit, slack, repeat, fa
     return _GridNoise(event, grid, unit, "gaussian", sigma2)
 
 
+def l1_up(values) -> float:
+    """The smallest float >= Σ|v| for exact (Fraction) values; OverflowError beyond the float range."""
+    return _float_up(sum((abs(Fraction(v)) for v in values), Fraction(0)))
+
+
+def l2_up(values) -> float:
+    """A float >= √(Σ v²) for exact (Fraction) values, rounded up; OverflowError beyond the float range."""
+    squared = sum((Fraction(v) ** 2 for v in values), Fraction(0))
+    root = math.sqrt(_float_up(squared))
+    while Fraction(root) ** 2 < squared:
+        root = math.nextafter(root, math.inf)
+    return root
+
+
 def _sqrt_up(n: int) -> float:
     """The smallest float >= √n."""
     root = math.sqrt(n)
@@ -347,5 +366,8 @@ def _sqrt_up(n: int) -> float:
 
 
 def _float_up(value: Fraction) -> float:
+    """The smallest float >= ``value``; OverflowError if it exceeds the float range."""
     as_float = float(value)
+    if math.isinf(as_float):
+        raise OverflowError("value exceeds the float range")
     return as_float if Fraction(as_float) >= value else math.nextafter(as_float, math.inf)
