@@ -140,7 +140,7 @@ def _sample_one(cells: np.ndarray, level: float, epsilon: float, grid_size: int,
     ranks = np.flatnonzero(lengths > 0)  # the ranks some grid point has
     best = int(np.abs(ranks * scale - target).min())  # d* in units of 2^-10
     denominator = 1 << (_EPSILON_BITS + _TARGET_BITS + 1)  # γ = eps_num · excess / 2^51
-    batch = _FIRST_BATCH
+    batch = min(_FIRST_BATCH, grid_size + 1)
     while True:
         j = rng.integers(0, grid_size + 1, size=batch)
         rank = np.searchsorted(cells, j, side="left")  # c(j) = #{i : k_i < j}
@@ -313,8 +313,6 @@ def quantile(x, q, epsilon: float, *, bounds, clip: bool = False, grid_size: int
         raise DataValidationError(f"quantile takes one column; got a DataFrame with columns {list(table.columns)}: "
                                   "pass x[column]")
     x = check_array(x, "x", ndim=(1,))
-    if x.size == 0:
-        raise DataValidationError("x must hold at least one record; got an empty array")
     cells = _cells(x, lower, upper, grid_size, clip)
     grid = f"public grid of {grid_size + 1} points on [{lower:g}, {upper:g}]"
     if levels.size == 1:
