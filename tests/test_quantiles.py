@@ -12,7 +12,7 @@ from scipy import stats
 import dpstats as dps
 from dpstats import quantiles as quantiles_module
 from dpstats.audit import audit
-from dpstats.quantiles import _cells, _sample_joint, _sample_one
+from dpstats.quantiles import _Grid, _sample_joint, _sample_one
 
 ALPHA = 1e-3  # type-I error of each goodness-of-fit test (fixed seeds: deterministic)
 
@@ -209,7 +209,7 @@ def test_private_bounds_spend_what_they_state_and_feed_the_mean():
     acc = dps.Accountant(1.0, 0.0, composition="basic")
     lo, hi = dps.private_bounds(incomes, 0.5, range=(0, 1e6), accountant=acc, rng=0)
     assert acc.spent == pytest.approx((0.5, 0.0))
-    true_lo, true_hi = np.quantile(incomes, [0.01, 0.99])
+    true_lo, true_hi = np.quantile(incomes, [0.05, 0.95])
     assert 0 <= lo < hi <= 1e6 and abs(lo - true_lo) < 0.5 * true_lo and abs(hi - true_hi) < 0.5 * true_hi
     mean = dps.mean(incomes, 0.5, bounds=(lo, hi), clip=True, accountant=acc, rng=0)
     assert abs(mean - incomes.mean()) < 0.05 * incomes.mean()
@@ -233,5 +233,29 @@ def test_cells_map_each_record_on_its_own():
     x = np.linspace(-1, 1, 41)
     changed = x.copy()
     changed[7] = 0.93
-    before, after = Counter(_cells(x, -1.0, 1.0, 16, clip=False)), Counter(_cells(changed, -1.0, 1.0, 16, clip=False))
+    grid = _Grid(-1.0, 1.0, 16)
+    before, after = Counter(grid.cells(x, clip=False)), Counter(grid.cells(changed, clip=False))
     assert sum((before - after).values()) == 1 and sum((after - before).values()) == 1
+
+
+def test_log_grid_is_monotone_with_exact_ends_and_keeps_the_ranks():
+    grid = _Grid(-50.0, 1e6, 1000, "log")
+    points = grid.values(np.arange(1001))
+    assert points[0] == -50.0 and points[-1] == 1e6 and np.all(np.diff(points) > 0)
+    x = np.random.default_rng(8).lognormal(8, 1, 500)
+    cells = grid.cells(np.clip(x, -50, 1e6), clip=False)
+    assert np.all(np.diff(cells) >= 0)
+    ranks = np.argsort(np.argsort(x, kind="stable"), kind="stable")
+    assert np.all(np.diff(cells[ranks.argsort()]) >= 0)  # sorted data -> non-decreasing cells: ranks preserved
+    with pytest.raises(dps.ParameterError, match="scale"):
+        dps.quantile(x, 0.5, 1.0, bounds=(0, 1e6), scale="sqrt")
+
+
+def test_log_scale_finds_bounds_in_a_range_far_wider_than_the_data():
+    incomes = np.random.default_rng(9).lognormal(10.5, 0.6, 5000)
+    true_lo, true_hi = np.quantile(incomes, [0.05, 0.95])
+    found = np.array([dps.private_bounds(incomes, 0.2, range=(0, 1e8), rng=s) for s in range(10)])
+    assert np.all(np.abs(found[:, 0] / true_lo - 1) < 0.2) and np.all(np.abs(found[:, 1] / true_hi - 1) < 0.2)
+    linear = np.array([dps.private_bounds(incomes, 0.2, range=(0, 1e8), scale="linear", quantiles=(0.01, 0.99),
+                                          rng=s)[1] for s in range(10)])
+    assert np.median(linear) > 10 * true_hi  # the wide empty stretch of a linear grid wins (the failure avoided)
