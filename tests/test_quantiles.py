@@ -242,11 +242,9 @@ def test_log_grid_is_monotone_with_exact_ends_and_keeps_the_ranks():
     grid = _Grid(-50.0, 1e6, 1000, "log")
     points = grid.values(np.arange(1001))
     assert points[0] == -50.0 and points[-1] == 1e6 and np.all(np.diff(points) > 0)
-    x = np.random.default_rng(8).lognormal(8, 1, 500)
-    cells = grid.cells(np.clip(x, -50, 1e6), clip=False)
-    assert np.all(np.diff(cells) >= 0)
-    ranks = np.argsort(np.argsort(x, kind="stable"), kind="stable")
-    assert np.all(np.diff(cells[ranks.argsort()]) >= 0)  # sorted data -> non-decreasing cells: ranks preserved
+    x = np.sort(np.random.default_rng(8).lognormal(8, 1, 200))
+    one_by_one = [int(grid.cells(np.array([v]), clip=False)[0]) for v in x]  # the per-record map is monotone
+    assert np.all(np.diff(one_by_one) >= 0) and one_by_one[-1] <= 999
     with pytest.raises(dps.ParameterError, match="scale"):
         dps.quantile(x, 0.5, 1.0, bounds=(0, 1e6), scale="sqrt")
 
