@@ -3,14 +3,16 @@
 Both mechanisms here are exponential mechanisms (McSherry & Talwar 2007) whose
 outputs are the points of a **public grid** of the bounds: ``grid_size + 1``
 equally spaced points ``g_j = lo + j·(hi − lo)/grid_size``, j = 0 … grid_size
-(2^16 cells by default: for bounds (0, 100) a resolution of 0.0015). The grid
-depends on the bounds only, so the set of possible outputs is public and
-finite — no data-dependent interval endpoint and no floating-point low bits
-ever reach the output.
+(2^16 cells by default: for bounds (0, 100) a resolution of 0.0015), or with
+``scale="log"`` equally spaced in asinh(x/s) for a public unit s (see
+:func:`quantile`). The grid depends on the bounds only, so the set of possible
+outputs is public and finite — no data-dependent interval endpoint and no
+floating-point low bits ever reach the output.
 
 Ranks on the grid. Each record is clipped to the bounds (or refused, see
 ``clip``) and mapped to its cell ``k_i = min(floor((x_i − lo)/h), grid_size − 1)``
-with h = (hi − lo)/grid_size: a fixed map applied to every record on its own
+with h = (hi − lo)/grid_size (on the log scale, the same in asinh(x/s)): a
+fixed map applied to every record on its own
 with public numbers, so whatever its floating-point rounding does, replacing
 one record still changes one cell. The rank of grid point j is
 ``c(j) = #{i : k_i < j}``, the number of records in the cells below it
