@@ -16,6 +16,7 @@ from .exceptions import (
     BudgetExceededError,
     DataValidationError,
     FloatingPointNoiseWarning,
+    MixedScalesWarning,
     NotPrivateError,
     NotPrivateWarning,
     OutOfBoundsError,
@@ -40,6 +41,8 @@ _LAZY = {
     "svm": "erm",
     "low_rank": "lowrank",
     "metrics": "metrics",
+    "quantile": "quantiles",
+    "private_bounds": "quantiles",
 }
 
 __all__ = [
@@ -47,6 +50,7 @@ __all__ = [
     "BudgetExceededError",
     "DataValidationError",
     "FloatingPointNoiseWarning",
+    "MixedScalesWarning",
     "NotPrivateError",
     "NotPrivateWarning",
     "OutOfBoundsError",

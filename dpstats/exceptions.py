@@ -10,6 +10,7 @@ __all__ = [
     "BudgetExceededError",
     "DataValidationError",
     "FloatingPointNoiseWarning",
+    "MixedScalesWarning",
     "NotPrivateError",
     "NotPrivateWarning",
     "OutOfBoundsError",
@@ -59,4 +60,17 @@ class FloatingPointNoiseWarning(UserWarning):
     Mironov (CCS 2012): the doubles that ``value + noise`` can produce depend on
     ``value``. dpstats' default noise is exact integer noise on a public grid;
     the float option exists to reproduce published numbers.
+    """
+
+
+class MixedScalesWarning(UserWarning):
+    """One coordinate's range dominates the sensitivity of a vector release, so the others drown in its noise.
+
+    A vector mean or variance is calibrated to the sensitivity of the whole
+    vector (the sum, or the root of the sum of squares, of the per-column
+    sensitivities), and every column gets that noise. With bounds
+    ``([0, 0], [100, 200000])`` the age column gets noise scaled to incomes. The
+    release is correct; pass ``weights=`` to give each column its own share of
+    ε, so that each gets noise scaled to its own range. The warning's text holds
+    public values only (bounds, n, column names).
     """

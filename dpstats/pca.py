@@ -31,16 +31,24 @@ algorithm, **not** private, see its erratum), :func:`pca_ppm` (noisy power
 method), :func:`pca_ppca` (exponential mechanism, matrix Bingham) and the
 dispatcher :func:`pca`. :func:`top_components` post-processes any symmetric
 estimate of A.
+
+Tables: every function here takes a pandas or polars DataFrame (numeric
+columns) as ``X`` and names its result by the columns: the d × k loadings as a
+DataFrame indexed by column with columns ``pc1`` … ``pck`` (polars: one row per
+column, in order), the d × d matrices with the column names on both axes.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+import numbers
 import warnings
 
 import numpy as np
 
 from ._statistics import float_gram, float_gram_error, grid_gram, norm_bound_squared, symmetric_from_upper
+from ._tables import named_rows
 from ._validation import (
     check_array,
     check_choice,
@@ -104,6 +112,7 @@ def _check_k(k, d: int) -> int:
     return check_int(k, "k", low=1, high=d)
 
 
+@named_rows("components")
 def top_components(A_hat, k: int) -> np.ndarray:
     """The eigenvectors of the ``k`` largest eigenvalues of a symmetric matrix.
 
@@ -121,7 +130,9 @@ def top_components(A_hat, k: int) -> np.ndarray:
     Returns
     -------
     numpy.ndarray, shape (d, k)
-        Orthonormal columns, ordered by decreasing eigenvalue.
+        Orthonormal columns, ordered by decreasing eigenvalue (a DataFrame
+        indexed like ``A_hat``'s columns, with columns ``pc1`` … ``pck``, when
+        ``A_hat`` is one).
 
     Examples
     --------
@@ -145,6 +156,27 @@ def top_components(A_hat, k: int) -> np.ndarray:
     return np.ascontiguousarray(vecs[:, ::-1])
 
 
+def _no_k(function):
+    """pca_ag takes (X, epsilon, delta) and returns the d × d matrix; a call in the style of pca_ppm
+    (X, k, epsilon, delta) gets an error that says where k goes, instead of Python's bare TypeError."""
+
+    @functools.wraps(function)
+    def wrapper(X, *args, **kwargs):
+        hint = ("pca_ag(X, epsilon, delta) takes no k: it returns the noisy d x d second-moment matrix. For the "
+                "top-k components use dps.pca(X, k, epsilon=..., delta=...) (mechanism='ag' by default) or "
+                "dps.top_components(dps.pca_ag(X, epsilon, delta), k)")
+        if len(args) > 2:
+            raise TypeError(hint)
+        delta = args[1] if len(args) == 2 else kwargs.get("delta", 0.5)
+        if isinstance(delta, numbers.Real) and not isinstance(delta, bool) and delta >= 1:
+            raise ParameterError(f"delta must be a number with 0 <= delta < 1; got {delta!r}. {hint}")
+        return function(X, *args, **kwargs)
+
+    return wrapper
+
+
+@named_rows("features")
+@_no_k
 def pca_ag(X, epsilon: float, delta: float, *, calibration: str = "analytic", clip: bool = False, rng=None,
            accountant: Accountant | None = None, noise: str = "exact") -> np.ndarray:
     """Analyze Gauss: ``Xᵀ X`` plus a symmetric Gaussian matrix ((ε, δ)-DP).
@@ -170,7 +202,7 @@ def pca_ag(X, epsilon: float, delta: float, *, calibration: str = "analytic", cl
 
     Parameters
     ----------
-    X : array_like, shape (n, d)
+    X : array_like, pandas or polars DataFrame, shape (n, d)
         Data, one person per row, every row with ‖x_i‖₂ <= 1.
     epsilon : float
         ε > 0.
@@ -194,7 +226,10 @@ def pca_ag(X, epsilon: float, delta: float, *, calibration: str = "analytic", cl
     -------
     numpy.ndarray, shape (d, d)
         The symmetric noisy second-moment matrix (it may be indefinite); pass it
-        to :func:`top_components` for a subspace.
+        to :func:`top_components` for a subspace, or call :func:`pca` for the
+        top-k components directly (``pca_ag(X, k, epsilon, delta)`` raises a
+        ``TypeError`` that says so). A DataFrame ``X`` gives a DataFrame with
+        its column names on both axes.
 
     References
     ----------
@@ -234,6 +269,7 @@ def pca_ag(X, epsilon: float, delta: float, *, calibration: str = "analytic", cl
     return symmetric_from_upper(calibrated.apply(statistic, rng), d)
 
 
+@named_rows("features")
 def pca_sn(X, epsilon: float, *, clip: bool = False, rng=None, accountant: Accountant | None = None) -> np.ndarray:
     """SN (symmetric Wishart noise) of Imtiaz & Sarwate (ICASSP 2016): **not differentially private**.
 
@@ -253,7 +289,7 @@ def pca_sn(X, epsilon: float, *, clip: bool = False, rng=None, accountant: Accou
 
     Parameters
     ----------
-    X : array_like, shape (n, d)
+    X : array_like, pandas or polars DataFrame, shape (n, d)
         Data, rows with ‖x_i‖₂ <= 1.
     epsilon : float
         The paper's ε > 0 (it sets the noise scale; it is not a privacy level).
@@ -287,7 +323,7 @@ def pca_sn(X, epsilon: float, *, clip: bool = False, rng=None, accountant: Accou
     epsilon, rng = check_epsilon(epsilon), check_rng(rng)
     check_accountant(accountant)
     A = second_moment(X, clip=clip)
-    warnings.warn(f"pca_sn is not differentially private: {SN_ERRATUM}.", NotPrivateWarning, stacklevel=2)
+    warnings.warn(f"pca_sn is not differentially private: {SN_ERRATUM}.", NotPrivateWarning, stacklevel=3)
     if accountant is not None:
         accountant.refuse("pca_sn", SN_ERRATUM)
     d = A.shape[0]
@@ -345,6 +381,7 @@ def random_orthonormal(d: int, k: int, rng: np.random.Generator) -> np.ndarray:
     return Q * np.where(np.diag(R) < 0, -1.0, 1.0)
 
 
+@named_rows("components")
 def pca_ppm(X, k: int, epsilon: float, delta: float, *, n_iter: int | None = None, clip: bool = False, rng=None,
             accountant: Accountant | None = None, noise: str = "exact") -> np.ndarray:
     """Noisy (private) power method of Hardt & Price (2014) for the top-k subspace.
@@ -384,7 +421,7 @@ def pca_ppm(X, k: int, epsilon: float, delta: float, *, n_iter: int | None = Non
 
     Parameters
     ----------
-    X : array_like, shape (n, d)
+    X : array_like, pandas or polars DataFrame, shape (n, d)
         Data, rows with ‖x_i‖₂ <= 1.
     k : int
         Dimension of the subspace, 1 <= k <= d.
@@ -457,6 +494,7 @@ SAMPLERS = ("sequential", "gibbs")
 OUTPUT_BITS = 32
 
 
+@named_rows("components")
 def pca_ppca(X, k: int, epsilon: float, *, sampler: str = "sequential", n_sweeps: int | None = None,
              clip: bool = False, rng=None, accountant: Accountant | None = None) -> np.ndarray:
     """Exponential-mechanism PCA (PPCA): ε-DP top-k subspace, with a sampler whose guarantee is proven.
@@ -500,7 +538,7 @@ def pca_ppca(X, k: int, epsilon: float, *, sampler: str = "sequential", n_sweeps
 
     Parameters
     ----------
-    X : array_like, shape (n, d)
+    X : array_like, pandas or polars DataFrame, shape (n, d)
         Data, rows with ‖x_i‖₂ <= 1.
     k : int
         Dimension of the subspace, 1 <= k <= d.
@@ -578,6 +616,7 @@ def _on_output_grid(V: np.ndarray) -> np.ndarray:
     return np.ldexp(np.rint(np.ldexp(V, OUTPUT_BITS)), -OUTPUT_BITS)
 
 
+@named_rows("components")
 def pca(X, k: int, *, mechanism: str = "ag", epsilon: float, delta: float = DEFAULT_DELTA, rng=None,
         accountant: Accountant | None = None, **options) -> np.ndarray:
     """Private top-k principal subspace with the chosen mechanism, under one (ε, δ) for every mechanism.
@@ -589,7 +628,7 @@ def pca(X, k: int, *, mechanism: str = "ag", epsilon: float, delta: float = DEFA
 
     Parameters
     ----------
-    X : array_like, shape (n, d)
+    X : array_like, pandas or polars DataFrame, shape (n, d)
         Data, rows with ‖x_i‖₂ <= 1.
     k : int
         Dimension of the subspace, 1 <= k <= d.
@@ -612,7 +651,10 @@ def pca(X, k: int, *, mechanism: str = "ag", epsilon: float, delta: float = DEFA
     Returns
     -------
     numpy.ndarray, shape (d, k)
-        Orthonormal columns.
+        Orthonormal columns. For a pandas DataFrame ``X``, a DataFrame indexed
+        by ``X``'s columns with columns ``pc1`` … ``pck`` (the loadings); for
+        polars, a polars DataFrame with those columns, one row per column of
+        ``X`` in order (the PCA functions all name their results this way).
 
     Examples
     --------

@@ -19,7 +19,7 @@ from .accountant import (
 from .compose import RULES, Parallel, compose, gaussian_epsilon, zcdp_delta, zcdp_epsilon
 from .events import ApproxDP, Event, Exponential, Gaussian, Laplace, PureDP, event_from_dict
 from .ledger import LedgerEntry
-from .plan import Allocation, Planned, calibrate, split_epsilon
+from .plan import Allocation, Planned, calibrate, split_epsilon, split_weighted
 
 __all__ = [
     "DEFAULT_DELTA",
@@ -44,6 +44,7 @@ __all__ = [
     "compose",
     "event_from_dict",
     "split_epsilon",
+    "split_weighted",
     "gaussian_epsilon",
     "zcdp_delta",
     "zcdp_epsilon",

@@ -33,7 +33,7 @@ from .compose import compose, gaussian_epsilon
 from .events import Event, Exponential, Gaussian, Laplace, PureDP
 from .ledger import composition_items
 
-__all__ = ["Allocation", "Planned", "TOLERANCE", "calibrate", "equal_share", "split_epsilon"]
+__all__ = ["Allocation", "Planned", "TOLERANCE", "calibrate", "equal_share", "split_epsilon", "split_weighted"]
 
 KINDS = ("gaussian", "laplace", "pure", "exponential")
 
@@ -174,6 +174,19 @@ def split_epsilon(epsilon: float, parts: int) -> float:
     while parts * Fraction(share) > Fraction(epsilon):
         share = math.nextafter(share, 0.0)
     return share
+
+
+def split_weighted(total: float, weights) -> list[float]:
+    """Shares ``total · w_i / Σ w`` as floats whose exact sum never exceeds ``total`` (an ε or a δ divided
+    between releases in proportion to positive ``weights``, however the float arithmetic rounds)."""
+    from fractions import Fraction
+
+    exact = [Fraction(float(w)) for w in weights]
+    whole = sum(exact)
+    shares = [float(Fraction(total) * w / whole) for w in exact]
+    while sum(Fraction(s) for s in shares) > Fraction(total):
+        shares = [math.nextafter(s, 0.0) for s in shares]
+    return shares
 
 
 def equal_share(accountant, parts: int) -> float:
