@@ -25,6 +25,9 @@ API_MODULES = {
     "dpstats.estimators": "scikit-learn estimators (``fit``/``transform``/``predict``, pipelines, ``clone``).",
     "dpstats.accounting": "The privacy accountant and its ledger.",
     "dpstats.noise": "Noise calibration and samplers.",
+    "dpstats.noise.release": "Releases on a public grid with exact integer noise (every mechanism's default).",
+    "dpstats.noise.exact": "Exact discrete Laplace and discrete Gaussian samplers.",
+    "dpstats.noise.random": "The cryptographically secure default random source.",
     "dpstats.datasets": "Real datasets (fetch, load) and synthetic generators.",
     "dpstats.metrics": "Utility measures used by the notebooks.",
     "dpstats.audit": "Empirical privacy audits (lower confidence bounds on ε).",
@@ -75,13 +78,25 @@ def _api(out: Path) -> None:
     lines = ["API reference", "=============", "",
              "Every public name of dpstats, from each module's ``__all__``; one page per name, from its docstring.",
              "Rows are people: data matrices are ``n_samples × n_features``.", ""]
+    documented: set[int] = set()  # objects re-exported by several modules get one page, under the first
     for module_name, blurb in API_MODULES.items():
         module = importlib.import_module(module_name)
-        names = [n for n in module.__all__ if not inspect.ismodule(getattr(module, n))]
+        names = [n for n in module.__all__ if not inspect.ismodule(getattr(module, n))
+                 and _first_time(getattr(module, n), documented)]
         lines += [f"``{module_name}``", "-" * (len(module_name) + 4), "", blurb, "",
                   f".. currentmodule:: {module_name}", "", ".. autosummary::", "   :toctree: .", "",
                   *[f"   {n}" for n in names], ""]
     (out / "index.rst").write_text("\n".join(lines), encoding="utf-8")
+
+
+def _first_time(obj, seen: set[int]) -> bool:
+    """True the first time ``obj`` is met (and remember it); constants are always listed."""
+    if not (inspect.isclass(obj) or inspect.isfunction(obj)):
+        return True
+    if id(obj) in seen:
+        return False
+    seen.add(id(obj))
+    return True
 
 
 # --------------------------------------------------------------------------- notebooks
