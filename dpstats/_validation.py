@@ -242,9 +242,15 @@ def check_row_norms(X, name: str = "X", *, max_norm: float = 1.0, clip: bool = F
 
 def clip_rows_to_norm(X: np.ndarray, max_norm: float, name: str = "X") -> np.ndarray:
     """``X`` with rows of norm > ``max_norm`` scaled down to it (raises on NaN or infinity)."""
-    sq = np.einsum("ij,ij->i", X, X)
-    if not np.isfinite(sq).all():
+    if not np.isfinite(np.einsum("ij,ij->i", X, X)).all():
         check_finite(X, name)
+    return scaled_rows(X, max_norm)
+
+
+def scaled_rows(X: np.ndarray, max_norm: float) -> np.ndarray:
+    """``X`` with rows of norm > ``max_norm`` scaled down to it; rows with NaN stay as they are (and an infinite
+    value becomes NaN), for the check that follows to count."""
+    sq = np.einsum("ij,ij->i", X, X)
     over = sq > max_norm * max_norm * (1 + NORM_TOLERANCE)
     if not over.any():
         return X
