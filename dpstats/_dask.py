@@ -173,8 +173,10 @@ def sketch(A, omega: np.ndarray) -> tuple[int, float, np.ndarray, np.ndarray]:
 
 
 def _sketch_chunk(A: np.ndarray, omega: np.ndarray):
-    absolute = np.abs(A)
     nonfinite = int(A.size - np.count_nonzero(np.isfinite(A)))
+    if nonfinite:  # the release will raise: nothing else to compute
+        return nonfinite, 0.0, np.zeros(A.shape[1]), np.empty((0, omega.shape[1]))
+    absolute = np.abs(A)
     return nonfinite, float(absolute.sum(axis=1).max(initial=0.0)), absolute.sum(axis=0), A @ omega
 
 
@@ -197,6 +199,26 @@ def gathered_rows(L: np.ndarray, R: np.ndarray, like) -> da.Array:
     """The lazy product L @ R (m × n) in the row chunks of ``like``: a result as large as the data stays lazy."""
     left = da.from_array(L, chunks=(_whole_rows(like).chunks[0], -1))
     return left @ R
+
+
+def map_row_blocks(fn, X: da.Array, width: int) -> da.Array:
+    """``fn`` (rows to rows of ``width`` columns) applied chunk by chunk, lazily."""
+    X = _whole_rows(X)
+    return X.map_blocks(fn, chunks=(X.chunks[0], (width,)), dtype=np.float64)
+
+
+def signed_labels(y, classes: np.ndarray) -> da.Array:
+    """Labels mapped lazily to +1 (``classes[1]``), −1 (``classes[0]``) and NaN (any other label)."""
+    labels = y.to_dask_array(lengths=True) if hasattr(y, "to_dask_array") else y
+    if not isinstance(labels, da.Array):
+        labels = da.from_array(np.asarray(labels))
+    if any(np.isnan(size) for size in labels.shape):
+        labels = labels.compute_chunk_sizes()
+    return labels.map_blocks(_signed, classes, dtype=np.float64)
+
+
+def _signed(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    return np.where(y == classes[1], 1.0, np.where(y == classes[0], -1.0, np.nan))
 
 
 def refuse_input_perturbation() -> None:
