@@ -87,22 +87,46 @@ def _aligned(arrays: tuple) -> tuple:
     return tuple(a if a.chunks[0] == rows else a.rechunk({0: rows}) for a in arrays)
 
 
+def _shares(fn, *arrays, starts: bool = False) -> list:
+    """``fn(chunk of each array)`` (``fn(start, chunks...)`` with ``starts``) for every row chunk, as delayed
+    values in row order. Built as one blockwise layer, so dask fuses it with whatever produces the chunks (the
+    generator, the reader): a chunk is consumed where it is made, as in dask's own reductions."""
+    arguments = []
+    for k, array in enumerate(arrays):
+        arguments += [array, "i" + "abcdefgh"[k] * (array.ndim - 1)]
+    if starts:
+        edges = np.concatenate([[0], np.cumsum(arrays[0].chunks[0])[:-1]]).astype(np.int64)
+        arguments = [da.from_array(edges, chunks=1), "i", *arguments]
+    wrapped = da.blockwise(functools.partial(_boxed, fn, starts), "i", *arguments, dtype=object,
+                           adjust_chunks={"i": 1}, concatenate=True, align_arrays=False, meta=np.empty(0, object))
+    return list(wrapped.to_delayed().ravel())
+
+
+def _boxed(fn, starts: bool, *chunks) -> np.ndarray:
+    """fn's result in a one-element object array (a blockwise task must return an array)."""
+    box = np.empty(1, dtype=object)
+    box[0] = fn(int(chunks[0][0]), *chunks[1:]) if starts else fn(*chunks)
+    return box
+
+
 def _tree(shares: list, combine):
-    """Combine the delayed shares, in order, by a tree of tasks (``combine`` takes a list); compute once."""
-    while len(shares) > 1:
-        shares = [dask.delayed(combine, pure=False)(shares[i:i + SPLIT_EVERY])
-                  for i in range(0, len(shares), SPLIT_EVERY)]
-    (result,) = dask.compute(shares[0])
+    """Combine the delayed shares of :func:`_shares`, in order, by a tree of tasks (``combine`` takes a list);
+    compute once."""
+    level = [dask.delayed(_unboxed, pure=False)(combine, shares[i:i + SPLIT_EVERY])
+             for i in range(0, len(shares), SPLIT_EVERY)]
+    while len(level) > 1:
+        level = [dask.delayed(combine, pure=False)(level[i:i + SPLIT_EVERY])
+                 for i in range(0, len(level), SPLIT_EVERY)]
+    (result,) = dask.compute(level[0])
     return result
+
+
+def _unboxed(combine, boxes: list):
+    return combine([box[0] for box in boxes])
 
 
 def _sum_all(shares: list):
     return functools.reduce(operator.add, shares)
-
-
-def _chunks(array: da.Array) -> list:
-    """The delayed chunks of an array chunked along its first axis only, in row order."""
-    return list(array.to_delayed().ravel())
 
 
 def reduce_rows(arrays: tuple, rows: int, leaf, new_sum, check=None) -> Part:
@@ -111,11 +135,8 @@ def reduce_rows(arrays: tuple, rows: int, leaf, new_sum, check=None) -> Part:
     (the blocks cut by chunk boundaries), one compute."""
     arrays = _aligned(arrays)
     n = arrays[0].shape[0]
-    starts = np.concatenate([[0], np.cumsum(arrays[0].chunks[0])[:-1]]).astype(int).tolist()
     task = functools.partial(_chunk_part, n=n, rows=rows, leaf=leaf, new_sum=new_sum, check=check)
-    chunks = [_chunks(a) for a in arrays]
-    shares = [dask.delayed(task, pure=False)(start, *(c[i] for c in chunks)) for i, start in enumerate(starts)]
-    return _tree(shares, functools.partial(_merge_all, n=n, rows=rows, leaf=leaf))
+    return _tree(_shares(task, *arrays, starts=True), functools.partial(_merge_all, n=n, rows=rows, leaf=leaf))
 
 
 def _chunk_part(start: int, *arrays, n: int, rows: int, leaf, new_sum, check) -> Part:
@@ -136,14 +157,13 @@ def bounded_sums(x: da.Array, grid: FixedPoint, *, axis, clip: bool) -> ChunkSum
     else:
         moved = _whole_rows(da.moveaxis(x, axis, 0))
         records = moved.reshape(moved.shape[0], -1)
-    shares = [dask.delayed(grid.chunk_sums, pure=False)(chunk, clip) for chunk in _chunks(_whole_rows(records))]
-    return _tree(shares, _sum_all)
+    return _tree(_shares(functools.partial(grid.chunk_sums, clip=clip), _whole_rows(records)), _sum_all)
 
 
 def bin_counts(x: da.Array, bins: int, lower: float, upper: float, *, clip: bool) -> BinCounts:
     """:func:`dpstats._statistics.chunk_bin_counts` of every chunk, added."""
     count = functools.partial(chunk_bin_counts, bins=bins, lower=lower, upper=upper, clip=clip)
-    return _tree([dask.delayed(count, pure=False)(chunk) for chunk in _chunks(x)], _sum_all)
+    return _tree(_shares(count, x), _sum_all)
 
 
 # ----------------------------------------------------------------------------- solvers' passes (ERM, low rank)
@@ -167,9 +187,7 @@ def map_rows(blockwise, X: da.Array, y: da.Array) -> da.Array:
 def sketch(A, omega: np.ndarray) -> tuple[int, float, np.ndarray, np.ndarray]:
     """One pass over A for the range finder of :func:`dpstats.low_rank`: the number of NaN or infinite values,
     the largest row L1 norm, the column L1 norms and AΩ (gathered: m × ℓ)."""
-    A = _whole_rows(A)
-    shares = [dask.delayed(_sketch_chunk, pure=False)(chunk, omega) for chunk in _chunks(A)]
-    return _tree(shares, _join_sketches)
+    return _tree(_shares(functools.partial(_sketch_chunk, omega=omega), _whole_rows(A)), _join_sketches)
 
 
 def _sketch_chunk(A: np.ndarray, omega: np.ndarray):
@@ -188,11 +206,11 @@ def _join_sketches(shares: list):
 
 def row_product(Q: np.ndarray, A) -> np.ndarray:
     """QᵀA for Q on the client (m × ℓ) and A in chunks of rows: Σ_chunks Q_cᵀA_c, one compute."""
-    A = _whole_rows(A)
-    edges = np.concatenate([[0], np.cumsum(A.chunks[0])]).astype(int)
-    shares = [dask.delayed(np.matmul, pure=False)(Q[a:b].T, chunk)
-              for a, b, chunk in zip(edges[:-1], edges[1:], _chunks(A), strict=True)]
-    return _tree(shares, _sum_all)
+    return _tree(_shares(functools.partial(_transposed_product, Q=Q), _whole_rows(A), starts=True), _sum_all)
+
+
+def _transposed_product(start: int, A: np.ndarray, Q: np.ndarray) -> np.ndarray:
+    return Q[start:start + A.shape[0]].T @ A
 
 
 def gathered_rows(L: np.ndarray, R: np.ndarray, like) -> da.Array:
