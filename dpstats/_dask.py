@@ -98,12 +98,14 @@ def _shares(fn, *arrays, starts: bool = False) -> list:
         edges = np.concatenate([[0], np.cumsum(arrays[0].chunks[0])[:-1]]).astype(np.int64)
         arguments = [da.from_array(edges, chunks=1), "i", *arguments]
     wrapped = da.blockwise(functools.partial(_boxed, fn, starts), "i", *arguments, dtype=object,
-                           adjust_chunks={"i": 1}, concatenate=True, align_arrays=False, meta=np.empty(0, object))
+                           adjust_chunks={"i": 1}, concatenate=False, align_arrays=False, meta=np.empty(0, object))
     return list(wrapped.to_delayed().ravel())
 
 
 def _boxed(fn, starts: bool, *chunks) -> np.ndarray:
-    """fn's result in a one-element object array (a blockwise task must return an array)."""
+    """fn's result in a one-element object array (a blockwise task must return an array). A 2-D chunk arrives as
+    the list of its column chunks, of which there is one (whole rows): taken as it is, never copied."""
+    chunks = [c[0] if isinstance(c, list) else c for c in chunks]
     box = np.empty(1, dtype=object)
     box[0] = fn(int(chunks[0][0]), *chunks[1:]) if starts else fn(*chunks)
     return box
