@@ -31,8 +31,8 @@ from ._statistics import BinCounts, ChunkSums, FixedPoint, chunk_bin_counts
 from ._validation import scaled_rows
 from .exceptions import DataValidationError, ParameterError
 
-__all__ = ["as_array", "bin_counts", "bounded_sums", "clip_rows", "gathered_rows", "map_rows", "persist_rows",
-           "reduce_rows", "row_product", "sketch"]
+__all__ = ["as_array", "bin_counts", "bounded_sums", "clip_rows", "lazy_product", "map_row_blocks", "map_rows",
+           "persist_rows", "reduce_rows", "refuse_input_perturbation", "row_product", "signed_labels", "sketch"]
 
 #: Shares combined per task of the reduction tree.
 SPLIT_EVERY = 8
@@ -215,7 +215,7 @@ def _transposed_product(start: int, A: np.ndarray, Q: np.ndarray) -> np.ndarray:
     return Q[start:start + A.shape[0]].T @ A
 
 
-def gathered_rows(L: np.ndarray, R: np.ndarray, like) -> da.Array:
+def lazy_product(L: np.ndarray, R: np.ndarray, like) -> da.Array:
     """The lazy product L @ R (m × n) in the row chunks of ``like``: a result as large as the data stays lazy."""
     left = da.from_array(L, chunks=(_whole_rows(like).chunks[0], -1))
     return left @ R

@@ -222,7 +222,7 @@ def low_rank(A, k: int, epsilon: float, delta: float, *, method: str = "range_fi
     Q2, R2 = np.linalg.qr(Q)
     L, R = _truncated_svd(R2 @ W, k)
     if is_dask(A):  # m × n, as large as A: returned lazily, in A's row chunks
-        return dask_engine().gathered_rows(Q2 @ L, R, like=A)
+        return dask_engine().lazy_product(Q2 @ L, R, like=A)
     return (Q2 @ L) @ R
 
 
