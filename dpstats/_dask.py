@@ -89,8 +89,9 @@ def _aligned(arrays: tuple) -> tuple:
 
 def _shares(fn, *arrays, starts: bool = False) -> list:
     """``fn(chunk of each array)`` (``fn(start, chunks...)`` with ``starts``) for every row chunk, as delayed
-    values in row order. Built as one blockwise layer, so dask fuses it with whatever produces the chunks (the
-    generator, the reader): a chunk is consumed where it is made, as in dask's own reductions."""
+    values in row order. Built as one blockwise layer, like dask's own reductions: dask may fuse it with a
+    blockwise producer, and otherwise schedules each task where its chunk is (only the small result moves).
+    (Measured with dask 2026.8: not fused with ``da.random`` chunks, which stay separate tasks.)"""
     arguments = []
     for k, array in enumerate(arrays):
         arguments += [array, "i" + "abcdefgh"[k] * (array.ndim - 1)]
