@@ -24,7 +24,7 @@ env: $(ENV_TARGET)
 $(STAMP): pyproject.toml
 	$(PYTHON3) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV)/bin/python -m pip install --quiet -e '.[notebooks,test,docs,tables]'
+	$(VENV)/bin/python -m pip install --quiet -e '.[notebooks,test,docs,tables,dask]'
 	touch $@
 
 # The site first (tests/test_docs_site.py opens every page of it in headless Chromium), then the unit,
@@ -47,7 +47,7 @@ BENCH_VENV := .venv-bench
 $(BENCH_VENV)/.installed: pyproject.toml
 	$(PYTHON3) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(BENCH_VENV)/bin/python -m pip install --quiet -e '.[bench]'
+	$(BENCH_VENV)/bin/python -m pip install --quiet -e '.[bench,dask]'
 	touch $@
 
 bench: $(BENCH_VENV)/.installed

@@ -36,19 +36,21 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._blocks import block_rows, row_blocks
-from ._validation import NORM_TOLERANCE, check_finite, check_row_norms
+from ._blocks import block_rows
+from ._engine import dask_engine, is_dask
+from ._reduce import DyadicSum, ExactSum, reduce_rows
+from ._validation import NORM_TOLERANCE, raise_nonfinite, row_norm_violations
 from .exceptions import OutOfBoundsError, ParameterError
 
-__all__ = ["BoundedSums", "GridGram", "bounded_sums", "float_gram", "float_gram_error", "grid_gram",
-           "norm_bound_squared", "symmetric_from_upper"]
+__all__ = ["BinCounts", "BoundedSums", "ChunkSums", "FixedPoint", "GridGram", "bin_counts", "bounded_sums",
+           "float_gram", "float_gram_error", "gram_block_rows", "grid_gram", "norm_bound_squared",
+           "symmetric_from_upper"]
 
 _U = 2.0**-53
 _SUM_BITS = 36  # fixed-point bits of a record for sums: |q| <= 2^36, blocks of <= 2^16 values sum exactly
 _SQUARE_BITS = 26  # for sums of squares: q = a·2^13 + b with |a|, |b| <= 2^13
 _SPLIT = 2.0**13
 _SUM_BLOCK_VALUES = 1 << 16
-_INT64_ROOM = 2**62
 
 # Gram matrices: rows per block are bounded so that the per-block rounding slack stays small (see grid_gram).
 _GRAM_BLOCK_BYTES = 16 * 2**20
@@ -65,38 +67,6 @@ def norm_bound_squared(d: int) -> float:
     point) never understates them.
     """
     return math.nextafter((1.0 + NORM_TOLERANCE) * (1.0 + 2.0 * (d + 1) * _U), math.inf)
-
-
-# ----------------------------------------------------------------------------- exact integer accumulation
-
-
-class _ExactSum:
-    """Adds int64 arrays exactly: in int64 until the next term could overflow, then into Python integers."""
-
-    def __init__(self, shape: tuple[int, ...], max_term: float) -> None:
-        self._fast = np.zeros(shape, dtype=np.int64)
-        self._slow = None  # Python integers, once int64 could overflow
-        self._room = max(1, int(_INT64_ROOM // max(max_term, 1.0)))
-        self._count = 0
-
-    def add(self, term: np.ndarray) -> None:
-        if self._count == self._room:
-            self._flush()
-        self._fast += term
-        self._count += 1
-
-    def _flush(self) -> None:
-        fast = self._fast.astype(object)
-        self._slow = fast if self._slow is None else self._slow + fast
-        self._fast = np.zeros_like(self._fast)
-        self._count = 0
-
-    def total(self) -> np.ndarray:
-        """The exact sum: an int64 array while it fits, else an object array of Python ints."""
-        if self._slow is None:
-            return self._fast
-        self._flush()
-        return self._slow
 
 
 # ----------------------------------------------------------------------------- fixed-point sums
@@ -128,54 +98,163 @@ class BoundedSums:
     squares: object | None
 
 
-def bounded_sums(x: np.ndarray, lower: np.ndarray, upper: np.ndarray, *, axis, clip: bool, squares: bool,
+def bounded_sums(x, lower: np.ndarray, upper: np.ndarray, *, axis, clip: bool, squares: bool,
                  name: str = "x") -> BoundedSums:
     """Check ``x`` against [lower, upper] (NaN and ±inf always raise) and sum its fixed-point records exactly.
 
     The records are the slices of ``x`` along ``axis`` (every value when
     ``axis`` is None); ``lower`` and ``upper`` have the shape of one record's
     output. One pass over the data, block by block: minimum, maximum,
-    (clipping,) rounding to the fixed-point grid and the sums.
+    (clipping,) rounding to the fixed-point grid and the sums. A dask ``x`` is
+    streamed chunk by chunk in one compute (:func:`dpstats._dask.bounded_sums`);
+    the integer sums are exact, so the result is the same.
     """
-    records = x.reshape(-1, 1) if axis is None else np.moveaxis(x, axis, 0).reshape(x.shape[axis], -1)
-    out_shape = () if axis is None else lower.shape
-    lo, hi = lower.reshape(-1), upper.reshape(-1)
-    bits = _SQUARE_BITS if squares else _SUM_BITS
-    magnitude = np.maximum(np.abs(lo), np.abs(hi))
-    if (magnitude < 2.0**-900).any():
-        raise ParameterError(f"bounds are too close to 0 (largest magnitude {float(magnitude.min()):.3g}) for the "
-                             "fixed-point grid of the records; rescale the data")
-    exponent = np.ceil(np.log2(magnitude)).astype(int) - bits
-    scale = np.ldexp(1.0, -exponent)  # 1/h, exact
-    q_lo, q_hi = np.rint(lo * scale), np.rint(hi * scale)
-    m = records.shape[1]
-    rows = max(1, _SUM_BLOCK_VALUES // m)
-    sums = _ExactSum((m,), rows * 2.0**bits)
-    parts = [_ExactSum((m,), rows * 2.0**26) for _ in range(3)] if squares else []
-    for start in range(0, records.shape[0], rows):
-        block = records[start:start + rows]
-        seen_lo, seen_hi = block.min(axis=0), block.max(axis=0)
-        if not (np.isfinite(seen_lo).all() and np.isfinite(seen_hi).all()):
-            check_finite(block, name)
-        if clip:
-            block = np.clip(block, lo, hi)
-        elif (seen_lo < lo).any() or (seen_hi > hi).any():
-            _raise_out_of_bounds(records, lo, hi, name)
-        q = np.rint(block * scale)
-        sums.add(q.sum(axis=0).astype(np.int64))
-        if squares:
-            a = np.floor(q / _SPLIT)
-            b = q - a * _SPLIT
-            for part, product in zip(parts, (a * a, a * b, b * b), strict=True):
-                part.add(product.sum(axis=0).astype(np.int64))
-    shape = out_shape
-    total_squares = None
-    if squares:
-        aa, ab, bb = (p.total() for p in parts)
-        total_squares = _reshape(_objects(aa) * (1 << 26) + _objects(ab) * (1 << 14) + _objects(bb), shape)
-    unit = _reshape(np.array([Fraction(2) ** int(e) for e in exponent], dtype=object), shape)
-    return BoundedSums(records.shape[0], unit, q_lo.astype(np.int64).reshape(shape),
-                       q_hi.astype(np.int64).reshape(shape), _reshape(_objects(sums.total()), shape), total_squares)
+    grid = FixedPoint.of(lower, upper, squares)
+    if is_dask(x):
+        found = dask_engine().bounded_sums(x, grid, axis=axis, clip=clip)
+    else:
+        records = x.reshape(-1, 1) if axis is None else np.moveaxis(x, axis, 0).reshape(x.shape[axis], -1)
+        found = grid.chunk_sums(records, clip)
+    return grid.result(found, () if axis is None else lower.shape, name)
+
+
+@dataclass(frozen=True)
+class ChunkSums:
+    """Exact fixed-point sums of some records (added up over chunks with ``+``), or what was wrong with them.
+
+    ``sums`` and ``parts`` (Σa², Σab, Σb² of the split q = a·2^13 + b) are object arrays of Python ints; when
+    ``nonfinite`` or ``outside`` is non-zero they are None (the release will raise).
+    """
+
+    n: int
+    sums: np.ndarray | None
+    parts: tuple | None
+    nonfinite: int = 0
+    outside: int = 0
+
+    def __add__(self, other: ChunkSums) -> ChunkSums:
+        nonfinite, outside = self.nonfinite + other.nonfinite, self.outside + other.outside
+        if nonfinite or outside:
+            return ChunkSums(self.n + other.n, None, None, nonfinite, outside)
+        parts = None if self.parts is None else tuple(a + b for a, b in zip(self.parts, other.parts, strict=True))
+        return ChunkSums(self.n + other.n, self.sums + other.sums, parts)
+
+
+@dataclass(frozen=True)
+class FixedPoint:
+    """The public fixed-point grid of bounded records: h = 2^exponent per coordinate (2^-bits of the bounds'
+    magnitude), the bounds, and the bounds rounded to the grid. Depends on the bounds only."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    exponent: np.ndarray
+    squares: bool
+
+    @classmethod
+    def of(cls, lower: np.ndarray, upper: np.ndarray, squares: bool) -> FixedPoint:
+        lo, hi = lower.reshape(-1), upper.reshape(-1)
+        bits = _SQUARE_BITS if squares else _SUM_BITS
+        magnitude = np.maximum(np.abs(lo), np.abs(hi))
+        if (magnitude < 2.0**-900).any():
+            raise ParameterError(f"bounds are too close to 0 (largest magnitude {float(magnitude.min()):.3g}) for "
+                                 "the fixed-point grid of the records; rescale the data")
+        exponent = np.ceil(np.log2(magnitude)).astype(int) - bits
+        return cls(lo, hi, exponent, squares)
+
+    def chunk_sums(self, records: np.ndarray, clip: bool) -> ChunkSums:
+        """Check and sum records (rows of a 2-D array, one column per output coordinate), block by block: every
+        partial sum of a block stays below 2^53, so it is exact in floating point."""
+        scale = np.ldexp(1.0, -self.exponent)  # 1/h, exact
+        lo, hi = self.lo, self.hi
+        m = records.shape[1]
+        rows = max(1, _SUM_BLOCK_VALUES // m)
+        bits = _SQUARE_BITS if self.squares else _SUM_BITS
+        sums = ExactSum((m,), rows * 2.0**bits)
+        parts = [ExactSum((m,), rows * 2.0**26) for _ in range(3)] if self.squares else []
+        for start in range(0, records.shape[0], rows):
+            block = records[start:start + rows]
+            seen_lo, seen_hi = block.min(axis=0), block.max(axis=0)
+            if not (np.isfinite(seen_lo).all() and np.isfinite(seen_hi).all()) or \
+                    (not clip and ((seen_lo < lo).any() or (seen_hi > hi).any())):
+                return self._violations(records, clip)
+            if clip:
+                block = np.clip(block, lo, hi)
+            q = np.rint(block * scale)
+            sums.add(q.sum(axis=0).astype(np.int64))
+            if self.squares:
+                a = np.floor(q / _SPLIT)
+                b = q - a * _SPLIT
+                for part, product in zip(parts, (a * a, a * b, b * b), strict=True):
+                    part.add(product.sum(axis=0).astype(np.int64))
+        return ChunkSums(records.shape[0], _objects(sums.total()),
+                         tuple(_objects(p.total()) for p in parts) if self.squares else None)
+
+    def _violations(self, records: np.ndarray, clip: bool) -> ChunkSums:
+        """Count the non-finite values and (without clipping) the values outside the bounds."""
+        nonfinite = int(records.size - np.count_nonzero(np.isfinite(records)))
+        outside = 0 if clip else int(np.count_nonzero((records < self.lo) | (records > self.hi)))
+        return ChunkSums(records.shape[0], None, None, nonfinite, outside)
+
+    def result(self, found: ChunkSums, shape: tuple[int, ...], name: str) -> BoundedSums:
+        """The sums in the shape of one record's output, or the error for what was found."""
+        if found.nonfinite:
+            raise_nonfinite(name, found.nonfinite)
+        if found.outside:
+            _raise_out_of_bounds(found.outside, self.lo, self.hi, name)
+        squares = None
+        if self.squares:
+            aa, ab, bb = found.parts
+            squares = _reshape(aa * (1 << 26) + ab * (1 << 14) + bb, shape)
+        unit = _reshape(np.array([Fraction(2) ** int(e) for e in self.exponent], dtype=object), shape)
+        scale = np.ldexp(1.0, -self.exponent)
+        q_lo, q_hi = np.rint(self.lo * scale), np.rint(self.hi * scale)
+        return BoundedSums(found.n, unit, q_lo.astype(np.int64).reshape(shape), q_hi.astype(np.int64).reshape(shape),
+                           _reshape(found.sums, shape), squares)
+
+
+@dataclass(frozen=True)
+class BinCounts:
+    """Counts of values in public equal-width bins (added up over chunks with ``+``), and what was wrong: NaN or
+    infinite values, values outside the range (not counted when clipping)."""
+
+    counts: np.ndarray
+    nonfinite: int = 0
+    outside: int = 0
+
+    def __add__(self, other: BinCounts) -> BinCounts:
+        return BinCounts(self.counts + other.counts, self.nonfinite + other.nonfinite, self.outside + other.outside)
+
+
+def bin_counts(x, bins: int, lower: float, upper: float, *, clip: bool, name: str = "x") -> np.ndarray:
+    """Check the 1-D ``x`` against [lower, upper] (NaN and ±inf always raise; values outside raise unless
+    ``clip``, which puts them in the first or last bin) and count its values in ``bins`` equal-width bins.
+
+    A dask ``x`` is counted chunk by chunk in one compute (:func:`dpstats._dask.bin_counts`).
+    """
+    if is_dask(x):
+        found = dask_engine().bin_counts(x, bins, lower, upper, clip=clip)
+    else:
+        found = chunk_bin_counts(x, bins, lower, upper, clip=clip)
+    if found.nonfinite:
+        raise_nonfinite(name, found.nonfinite)
+    if found.outside:
+        raise OutOfBoundsError(
+            f"{name} has {found.outside} value(s) outside the declared range [{lower:g}, {upper:g}]; fix "
+            "the range, clip the data yourself, or pass clip=True (clipping keeps the privacy guarantee)")
+    return found.counts
+
+
+def chunk_bin_counts(x: np.ndarray, bins: int, lower: float, upper: float, *, clip: bool) -> BinCounts:
+    """:func:`bin_counts` of one chunk, without raising: np.histogram drops NaN and out-of-range values, so a
+    short total reveals them in the same pass."""
+    counts, _ = np.histogram(x, bins=bins, range=(lower, upper))
+    if counts.sum() == x.size:
+        return BinCounts(counts.astype(np.int64))
+    nonfinite = int(x.size - np.count_nonzero(np.isfinite(x)))
+    if not clip:
+        return BinCounts(counts.astype(np.int64), nonfinite, int(np.count_nonzero((x < lower) | (x > upper))))
+    counts, _ = np.histogram(np.clip(x, lower, upper), bins=bins, range=(lower, upper))
+    return BinCounts(counts.astype(np.int64), nonfinite)
 
 
 def _objects(values: np.ndarray) -> np.ndarray:
@@ -187,8 +266,7 @@ def _reshape(values: np.ndarray, shape: tuple[int, ...]):
     return values[0] if shape == () else values.reshape(shape)
 
 
-def _raise_out_of_bounds(records: np.ndarray, lo: np.ndarray, hi: np.ndarray, name: str) -> None:
-    outside = int(np.count_nonzero((records < lo) | (records > hi)))
+def _raise_out_of_bounds(outside: int, lo: np.ndarray, hi: np.ndarray, name: str) -> None:
     bounds = f"[{_fmt(lo)}, {_fmt(hi)}]"
     raise OutOfBoundsError(
         f"{name} has {outside} value(s) outside the declared bounds {bounds}; fix the bounds, clip the data "
@@ -212,12 +290,16 @@ class GridGram:
     slack: float
 
 
-def float_gram(X: np.ndarray) -> np.ndarray:
-    """Check the rows of ``X`` (‖x_i‖² <= 1 + τ, finite) and return XᵀX (float, symmetric, not divided by n)."""
+def float_gram(X) -> np.ndarray:
+    """Check the rows of ``X`` (‖x_i‖² <= 1 + τ, finite) and return XᵀX (float, symmetric, not divided by n).
+
+    The block products are added by the fixed tree of :class:`dpstats._reduce.DyadicSum`: the result is bitwise
+    the same whatever the number of cores, or the chunks of a dask ``X``.
+    """
     return _gram(X, None)[0]
 
 
-def grid_gram(X: np.ndarray, grid: Fraction) -> GridGram:
+def grid_gram(X, grid: Fraction) -> GridGram:
     """Check the rows of ``X`` and return XᵀX rounded block by block to ``grid`` (see the module docstring)."""
     values, rows = _gram(X, grid)
     per_block_error = _gamma(rows) * rows * norm_bound_squared(X.shape[1])
@@ -225,14 +307,20 @@ def grid_gram(X: np.ndarray, grid: Fraction) -> GridGram:
     return GridGram(values, grid, blocks * (1.0 + 2.0 * per_block_error / float(grid)))
 
 
+def gram_block_rows(n: int, d: int) -> int:
+    """Rows per block of the Gram matrices (public: from n and d only, never from chunk sizes or cores)."""
+    return min(block_rows(8 * d, _GRAM_BLOCK_BYTES, _MIN_BLOCK_ROWS), max(n, 1))
+
+
 def float_gram_error(n: int, d: int) -> float:
     """A bound on |Ã_jl − A_jl| for every entry of :func:`float_gram`'s result Ã (public: depends on n, d only).
 
     Each block's product is within γ_r r R² (module docstring); the n_b block
-    results and the per-core partial sums are then added in floating point,
-    within γ_{n_b+2} Σ_b |BᵀB| <= γ_{n_b+2} n R². With r rows per block.
+    results are then added in floating point, by a tree in which each passes
+    through fewer than n_b + 2 additions (:mod:`dpstats._reduce`), within
+    γ_{n_b+2} Σ_b |BᵀB| <= γ_{n_b+2} n R². With r = :func:`gram_block_rows` rows per block, on either engine.
     """
-    rows = min(block_rows(8 * d, _GRAM_BLOCK_BYTES, _MIN_BLOCK_ROWS), max(n, 1))
+    rows = gram_block_rows(n, d)
     blocks = -(-n // rows) + 2
     bound = norm_bound_squared(d)
     return math.nextafter(blocks * _gamma(rows) * rows * bound + _gamma(blocks) * n * bound, math.inf)
@@ -242,58 +330,34 @@ def _gamma(r: int) -> float:
     return r * _U / (1.0 - r * _U)
 
 
-def _gram(X: np.ndarray, grid: Fraction | None):
-    """Shared by :func:`float_gram` and :func:`grid_gram`: one contiguous part of the rows per core, each in its
-    own thread with a single-threaded BLAS, blocks checked while in cache. Returns (matrix, rows per block)."""
-    blocks = row_blocks(X, _GRAM_BLOCK_BYTES, _MIN_BLOCK_ROWS)
-    rows = min(blocks[0].stop - blocks[0].start, X.shape[0]) if blocks else 1
-    parts = min(_cores(), len(blocks))
-    if parts == 1:
-        partials = [_checked_part(X, grid, rows)]
-    else:
-        from concurrent.futures import ThreadPoolExecutor  # only large X needs threads: keep `import dpstats` light
-
-        edges = np.linspace(0, X.shape[0], parts + 1).astype(int)
-        with _blas_controller().limit(limits=1, user_api="blas"), ThreadPoolExecutor(parts) as pool:
-            partials = list(pool.map(lambda a, b: _checked_part(X[a:b], grid, rows), edges[:-1], edges[1:]))
-    if any(p is None for p in partials):
-        check_row_norms(X, "X")  # raises with the count over all rows
+def _gram(X, grid: Fraction | None):
+    """Shared by :func:`float_gram` and :func:`grid_gram`: blocks of :func:`gram_block_rows` rows, each checked
+    while in cache, then multiplied (:func:`dpstats._reduce.reduce_rows`; in memory, one contiguous run of blocks
+    per core, each in its own thread with a single-threaded BLAS). Returns (matrix, rows per block)."""
+    n, d = X.shape
+    rows = gram_block_rows(n, d)
     if grid is None:
-        return sum(partials[1:], partials[0]), rows
-    total = partials[0].astype(object) if len(partials) > 1 else partials[0]
-    for p in partials[1:]:  # exact: each partial is below 2^62, their sum need not be
-        total = total + p.astype(object)
-    return (total if total.dtype != object else _int64_if_small(total)), rows
-
-
-def _int64_if_small(values: np.ndarray) -> np.ndarray:
-    """An object array of Python ints as int64 when every entry is below 2^62 in magnitude."""
-    flat = values.ravel()
-    if flat.size == 0 or max(abs(int(flat.max())), abs(int(flat.min()))) < _INT64_ROOM:
-        return values.astype(np.int64)
-    return values
-
-
-def _checked_part(X: np.ndarray, grid: Fraction | None, rows: int):
-    """Σ over blocks of BᵀB (rounded to ``grid`` per block and added exactly, if given), or None as soon as a
-    block has a row with norm² > 1 + τ (or NaN)."""
-    d = X.shape[1]
-    limit = 1.0 + NORM_TOLERANCE
-    if grid is None:
-        total = np.zeros((d, d))
+        leaf, new_sum = _float_product, DyadicSum
     else:
-        inverse = 1.0 / float(grid)  # a power of two: scaling is exact
-        total = _ExactSum((d, d), rows * norm_bound_squared(d) * inverse + 1.0)
-    for start in range(0, X.shape[0], rows):
-        block = X[start:start + rows]
-        if not np.einsum("ij,ij->i", block, block).max() <= limit:  # also true for NaN
-            return None
-        product = block.T @ block
-        if grid is None:
-            total += product
-        else:
-            total.add(np.rint(product * inverse).astype(np.int64))
-    return total if grid is None else total.total()
+        leaf = functools.partial(_rounded_product, inverse=1.0 / float(grid))  # a power of two: scaling is exact
+        new_sum = functools.partial(ExactSum, (d, d), rows * norm_bound_squared(d) / float(grid) + 1.0)
+    parts = 1 if is_dask(X) else min(_cores(), -(-n // rows))
+    if parts > 1:
+        with _blas_controller().limit(limits=1, user_api="blas"):
+            found = reduce_rows((X,), rows, leaf, new_sum, check=row_norm_violations, parts=parts)
+    else:
+        found = reduce_rows((X,), rows, leaf, new_sum, check=row_norm_violations)
+    if found.checks is not None:
+        found.checks.raise_error("X")
+    return found.body.total(), rows
+
+
+def _float_product(block: np.ndarray) -> np.ndarray:
+    return block.T @ block
+
+
+def _rounded_product(block: np.ndarray, inverse: float) -> np.ndarray:
+    return np.rint((block.T @ block) * inverse).astype(np.int64)
 
 
 @functools.cache

@@ -47,20 +47,20 @@ would hide. ``clip=True`` clips finite values outside the bounds.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Mapping
 from fractions import Fraction
 
 import numpy as np
 
-from ._statistics import bounded_sums
+from ._statistics import bin_counts, bounded_sums
 from ._tables import check_categories, check_weights, from_table, labels
 from ._validation import (
     check_array,
     check_bounds,
     check_delta,
     check_epsilon,
-    check_finite,
     check_int,
 )
 from .accounting import Accountant, charge, check_accountant, split_weighted
@@ -99,7 +99,7 @@ def _records(x, bounds, axis, clip: bool, *, squares: bool):
         axis = int(axis) % x.ndim
         out_shape = x.shape[:axis] + x.shape[axis + 1:]
         n = x.shape[axis]
-    if n < 1 or x.size == 0:
+    if n < 1 or math.prod(x.shape) == 0:
         raise DataValidationError(f"x must hold at least one record; got shape {x.shape}")
     lower, upper = check_bounds(bounds)
     try:
@@ -408,19 +408,10 @@ def histogram(x, epsilon: float, delta: float = 0.0, *, bins: int = 10, range=No
     if lower.ndim or upper.ndim:
         raise ParameterError(f"range must be a pair of scalars; got {range!r}")
     x = check_array(from_table(x, "x")[0], "x", ndim=(1,))
-    if x.size == 0:
+    if x.shape[0] == 0:
         raise DataValidationError("x must hold at least one record; got an empty array")
-    hist_range = (float(lower), float(upper))
-    # np.histogram drops NaN and out-of-range values, so a short total reveals them in the same pass.
-    counts, edges = np.histogram(x, bins=bins, range=hist_range)
-    if counts.sum() != x.size:
-        check_finite(x, "x")
-        if not clip:
-            outside = int(np.count_nonzero((x < lower) | (x > upper)))
-            raise OutOfBoundsError(
-                f"x has {outside} value(s) outside the declared range [{float(lower):g}, {float(upper):g}]; fix "
-                "the range, clip the data yourself, or pass clip=True (clipping keeps the privacy guarantee)")
-        counts, edges = np.histogram(np.clip(x, lower, upper), bins=bins, range=hist_range)
+    counts = bin_counts(x, bins, float(lower), float(upper), clip=clip)
+    edges = np.histogram_bin_edges(np.empty(0), bins=bins, range=(float(lower), float(upper)))
     return _count_release(counts, epsilon, delta, rng=rng, accountant=accountant, noise=noise), edges
 
 

@@ -95,6 +95,7 @@ there), under the same norm bound and calibration in d + 1 dimensions.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from dataclasses import dataclass
@@ -104,9 +105,20 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit
 
-from ._blocks import block_rows, row_blocks
+from ._blocks import block_rows
+from ._engine import dask_engine, is_dask
+from ._reduce import DyadicSum, reduce_rows
 from ._statistics import norm_bound_squared
-from ._validation import check_array, check_choice, check_epsilon, check_int, check_positive, check_row_norms
+from ._validation import (
+    RowNormViolations,
+    check_array,
+    check_choice,
+    check_epsilon,
+    check_int,
+    check_positive,
+    check_row_norms,
+    row_norm_violations,
+)
 from .accounting import Accountant, PureDP, charge, check_accountant
 from .exceptions import DataValidationError, FloatingPointNoiseWarning, PrivacyError
 from .noise.continuous import sample_gamma_norm_vector
@@ -210,70 +222,161 @@ def objective_perturbation_parameters(n: int, lam: float, epsilon: float, c: flo
     return epsilon / 2.0, c / (n * math.expm1(epsilon / 4.0)) - lam
 
 
-def _check_data(X, y, clip: bool) -> tuple[np.ndarray, np.ndarray]:
+def _check_data(X, y, clip: bool) -> tuple:
+    """X (rows rescaled to norm <= 1 with ``clip``) and y, shapes checked; the rows and labels themselves are
+    checked by :meth:`_Rows.validated`, in the pass that also sums the preconditioner's column squares."""
     X = check_array(X, "X", ndim=(2,))
     if X.shape[1] < 1:
         raise DataValidationError(f"X must have at least one column; got shape {X.shape}")
-    X = check_row_norms(X, "X", clip=clip)
+    if clip:
+        X = check_row_norms(X, "X", clip=True)
     y = check_array(y, "y", ndim=(1,))
     if y.shape[0] != X.shape[0]:
         raise DataValidationError(f"X and y must have the same number of rows; got {X.shape[0]} and {y.shape[0]}")
-    bad = ~((y == 1.0) | (y == -1.0))
-    if bad.any():
-        seen = np.unique(y[bad])[:5].tolist()
-        raise DataValidationError(
-            f"y must hold labels in {{-1, +1}}; got {int(bad.sum())} other value(s), e.g. {seen}. "
-            "Map two-class labels to -1/+1 first (dpstats.estimators does this for you)"
-        )
     return X, y
 
 
-def _hessian(X: np.ndarray, y: np.ndarray, loss: _Loss, reg: float, f: np.ndarray) -> np.ndarray:
+@dataclass(frozen=True)
+class _Violations:
+    """Rows over the norm bound (or not finite) and labels outside {−1, +1}, added up over chunks."""
+
+    norms: RowNormViolations | None = None
+    labels: int = 0
+    examples: tuple = ()
+
+    def __add__(self, other: _Violations) -> _Violations:
+        norms = self.norms if other.norms is None else (other.norms if self.norms is None else self.norms + other.norms)
+        return _Violations(norms, self.labels + other.labels, tuple(sorted(set(self.examples + other.examples)))[:5])
+
+    def raise_error(self) -> None:
+        if self.norms is not None:
+            self.norms.raise_error("X")
+        raise DataValidationError(
+            f"y must hold labels in {{-1, +1}}; got {self.labels} other value(s), e.g. {list(self.examples)}. "
+            "Map two-class labels to -1/+1 first (dpstats.estimators does this for you)"
+        )
+
+
+def _check_rows(X: np.ndarray, y: np.ndarray) -> _Violations | None:
+    """None if every row of X has norm <= 1 (1 + τ) and every label is ±1, else what is wrong."""
+    norms = row_norm_violations(X)
+    bad = ~((y == 1.0) | (y == -1.0))
+    if norms is None and not bad.any():
+        return None
+    return _Violations(norms, int(bad.sum()), tuple(np.unique(y[bad])[:5].tolist()))
+
+
+class _Rows:
+    """The examples (X, y) as the solver sees them: sums over blocks of public size (:mod:`dpstats._reduce`),
+    computed by NumPy in memory or by Dask over persisted chunks (:func:`dpstats._dask.persist_rows`). Block by
+    block the arithmetic is the same, so both engines give bitwise the same objective, gradient and minimiser."""
+
+    def __init__(self, X, y) -> None:
+        n, d = X.shape
+        self.shape = (n, d)
+        self.rows = min(block_rows(8 * d), n)
+        if is_dask(X) or is_dask(y):
+            X, y = dask_engine().persist_rows(X, y, self.rows)
+        self.X, self.y = X, y
+        self._squares = None
+
+    def validated(self) -> _Rows:
+        """Check every row and label in one pass (raising with the counts), summing the column squares too."""
+        found = reduce_rows((self.X, self.y), self.rows, _column_squares, DyadicSum, check=_check_rows)
+        if found.checks is not None:
+            found.checks.raise_error()
+        self._squares = found.body.total()
+        return self
+
+    def column_squares(self) -> np.ndarray:
+        """Σ_i x_ij² per column (for the preconditioner)."""
+        if self._squares is None:
+            self._squares = self.reduce(_column_squares)
+        return self._squares
+
+    def reduce(self, leaf, *extra) -> np.ndarray:
+        """Σ over blocks of ``leaf(X_b, y_b, *extra_b)``, by the fixed tree of :class:`dpstats._reduce.DyadicSum`."""
+        return reduce_rows((self.X, self.y, *extra), self.rows, leaf, DyadicSum).body.total()
+
+    def per_row(self, fn):
+        """``fn(X_b, y_b)`` (one value per row) for every block, in row order (dask: persisted, chunk-aligned)."""
+        blockwise = functools.partial(_per_block, fn, self.rows)
+        if is_dask(self.X):
+            return dask_engine().map_rows(blockwise, self.X, self.y)
+        return blockwise(self.X, self.y)
+
+
+def _per_block(fn, rows: int, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``fn`` of each block of ``rows`` rows of a chunk that starts on a block boundary, concatenated."""
+    return np.concatenate([fn(X[a:a + rows], y[a:a + rows]) for a in range(0, X.shape[0], rows)])
+
+
+def _as_rows(X, y) -> _Rows:
+    return X if isinstance(X, _Rows) else _Rows(X, y)
+
+
+def _column_squares(X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return np.einsum("ij,ij->j", X, X)
+
+
+def _loss_values(X: np.ndarray, y: np.ndarray, loss: _Loss, f: np.ndarray) -> np.ndarray:
+    return loss.value_and_derivative(y * (X @ f))[0]
+
+
+def _value_and_gradient(X: np.ndarray, y: np.ndarray, at_anchor: np.ndarray, loss: _Loss, f: np.ndarray):
+    """[Σ (ℓ(z_i) − ℓ at the anchor), Xᵀ(y ℓ′(z))] of one block, z = y ⊙ Xf."""
+    value, deriv = loss.value_and_derivative(y * (X @ f))
+    out = np.empty(X.shape[1] + 1)
+    out[0] = (value - at_anchor).sum()
+    out[1:] = X.T @ (y * deriv)
+    return out
+
+
+def _curvature_product(X: np.ndarray, y: np.ndarray, loss: _Loss, f: np.ndarray) -> np.ndarray:
+    """BᵀB with B = diag(√ℓ″(y ⊙ Xf)) X: a block's share of the Hessian (a symmetric rank-k update)."""
+    B = X * np.sqrt(loss.curvature(y * (X @ f)))[:, None]
+    return B.T @ B
+
+
+def _hessian(X, y, loss: _Loss, reg: float, f: np.ndarray) -> np.ndarray:
     """∇²F(f) = Xᵀ diag(ℓ″(y_i fᵀx_i)) X / n + reg·I, accumulated as B_bᵀB_b with B_b = diag(√ℓ″) X_b over blocks
-    of rows (a symmetric rank-k update: half the flops of a general product, and no n × d temporary)."""
-    n, d = X.shape
-    H = np.zeros((d, d))
-    for rows in row_blocks(X):
-        X_b = X[rows]
-        B = X_b * np.sqrt(loss.curvature(y[rows] * (X_b @ f)))[:, None]
-        H += B.T @ B
-    H /= n
+    of rows (half the flops of a general product, and no n × d temporary)."""
+    data = _as_rows(X, y)
+    n, d = data.shape
+    H = data.reduce(functools.partial(_curvature_product, loss=loss, f=f)) / n
     H[np.diag_indices(d)] += reg
     return H
 
 
-def _objective(X: np.ndarray, y: np.ndarray, loss: _Loss, reg: float, lin: np.ndarray, anchor: np.ndarray):
+def _objective(X, y, loss: _Loss, reg: float, lin: np.ndarray, anchor: np.ndarray):
     """f -> (F(f) − F(anchor), ∇F(f)) for F(f) = (1/n) Σ ℓ(y_i fᵀx_i) + (reg/2)‖f‖² + linᵀf.
 
-    X is read once per call: each block of rows is used for X_b f and, while
-    still in cache, for X_bᵀ(y_b ℓ′) (the solver is memory-bound; two passes
-    over X cost a third more at n = 1e5, d = 50). The value is summed term by
-    term as ℓ(z_i) − ℓ(z_i at the anchor): near the anchor these terms are
-    small, so the difference keeps the precision that F itself (about 0.5,
-    spacing 1e-16 in floating point) loses once the gradient is near 1e-8, where
-    L-BFGS-B's line search would stall on F.
+    X is read once per call (one pass of the engine): each block of rows is
+    used for X_b f and, while still in cache, for X_bᵀ(y_b ℓ′) (the solver is
+    memory-bound; two passes over X cost a third more at n = 1e5, d = 50). The
+    value is summed term by term as ℓ(z_i) − ℓ(z_i at the anchor): near the
+    anchor these terms are small, so the difference keeps the precision that F
+    itself (about 0.5, spacing 1e-16 in floating point) loses once the gradient
+    is near 1e-8, where L-BFGS-B's line search would stall on F.
     """
-    n, d = X.shape
-    blocks = row_blocks(X)
-    at_anchor = loss.value_and_derivative(y * (X @ anchor))[0]
+    data = _as_rows(X, y)
+    n, _ = data.shape
+    at_anchor = data.per_row(functools.partial(_loss_values, loss=loss, f=anchor))
 
     def fun(f):
-        total, grad = 0.0, np.zeros(d)
-        for rows in blocks:
-            X_b, y_b = X[rows], y[rows]
-            value, deriv = loss.value_and_derivative(y_b * (X_b @ f))
-            total += (value - at_anchor[rows]).sum()
-            grad += X_b.T @ (y_b * deriv)
+        total = data.reduce(functools.partial(_value_and_gradient, loss=loss, f=f), at_anchor)
         regulariser = 0.5 * reg * ((f - anchor) @ (f + anchor)) + lin @ (f - anchor)
-        return total / n + regulariser, grad / n + reg * f + lin
+        return total[0] / n + regulariser, total[1:] / n + reg * f + lin
 
     return fun
 
 
-def _solve(X: np.ndarray, y: np.ndarray, loss: _Loss, reg: float, linear: np.ndarray | None, tol: float,
-           max_iter: int) -> np.ndarray:
+def _solve(X, y, loss: _Loss, reg: float, linear: np.ndarray | None, tol: float, max_iter: int) -> np.ndarray:
     """Certified minimiser of F(f) = (1/n) Σ ℓ(y_i fᵀx_i) + (reg/2)‖f‖² + linearᵀf/n: a point whose true gradient
     norm is at most ``tol`` (the computed norm plus :func:`_gradient_error`), or :class:`NotConvergedError`.
+
+    ``X`` is an array (then ``y`` too) or a :class:`_Rows`; on Dask every evaluation of F and ∇F is one pass
+    over the persisted chunks, and the path is the NumPy engine's, bit for bit.
 
     L-BFGS-B runs in the coordinates g = s ⊙ f, where s² is the diagonal of
     c·XᵀX/n + reg·I, the upper bound on F's Hessian that ℓ″ <= c gives (Jacobi
@@ -286,24 +389,25 @@ def _solve(X: np.ndarray, y: np.ndarray, loss: _Loss, reg: float, linear: np.nda
     with F measured from that point (see :func:`_objective`); Newton steps are
     the last resort.
     """
-    n, d = X.shape
+    data = _as_rows(X, y)
+    n, d = data.shape
     lin = np.zeros(d) if linear is None else linear / n
-    scale = np.sqrt(loss.c * np.einsum("ij,ij->j", X, X) / n + reg)
+    scale = np.sqrt(loss.c * data.column_squares() / n + reg)
     f = np.zeros(d)
 
     def certified(point, grad) -> bool:
-        return bool(np.linalg.norm(grad) + _gradient_error(X.shape, point, reg, lin, loss.c) <= tol)
+        return bool(np.linalg.norm(grad) + _gradient_error(data.shape, point, reg, lin, loss.c) <= tol)
 
     for _ in range(2):
-        fun = _objective(X, y, loss, reg, lin, anchor=f)
-        target = max(tol - _gradient_error(X.shape, f, reg, lin, loss.c), tol / 2.0)
+        fun = _objective(data, None, loss, reg, lin, anchor=f)
+        target = max(tol - _gradient_error(data.shape, f, reg, lin, loss.c), tol / 2.0)
         res = minimize(_in_scaled_coordinates(fun, scale), f * scale, jac=True, method="L-BFGS-B",
                        options={"maxiter": max_iter, "ftol": 0.0, "gtol": target / (math.sqrt(d) * scale.max()),
                                 "maxcor": 20, "maxls": 4})
         f, grad = res.x / scale, fun(res.x / scale)[1]
         if certified(f, grad):
             break
-    f, grad = _newton_polish(X, y, loss, reg, f, grad, certified, fun)
+    f, grad = _newton_polish(data, loss, reg, f, grad, certified, fun)
     if not np.isfinite(f).all() or not certified(f, grad):
         raise NotConvergedError(
             f"the solver could not certify the minimiser the privacy proof needs (gradient norm <= tol={tol:g} "
@@ -314,16 +418,20 @@ def _solve(X: np.ndarray, y: np.ndarray, loss: _Loss, reg: float, linear: np.nda
 
 
 def _gradient_error(shape: tuple[int, int], f: np.ndarray, reg: float, lin: np.ndarray, c: float) -> float:
-    """A bound on ‖∇̃F(f) − ∇F(f)‖₂ for the gradient computed by :func:`_objective`.
+    """A bound on ‖∇̃F(f) − ∇F(f)‖₂ for the gradient computed by :func:`_objective`, on either engine.
 
     Per coordinate: each block of r rows gives X_bᵀ(y ℓ′) within
     γ_r Σ_i |x_ij||ℓ′_i| <= γ_r r R (|ℓ′| <= 1, |x_ij| <= R), ℓ′ itself within
-    4u; the n_b block sums add γ_{n_b} n R; dividing by n and adding
-    reg·f_j + lin_j costs 3u(|reg f_j| + |lin_j|). Over d coordinates: √d
-    times the first part, plus 3u(reg‖f‖ + ‖lin‖). The margins z_i = x_iᵀf are
-    themselves within γ_d Σ_j |x_ij f_j| <= γ_d R ‖f‖ of their exact values, and
-    ℓ′ is c-Lipschitz, so ℓ′ moves by at most c γ_d R ‖f‖ per example and the
-    gradient by at most c γ_d R² ‖f‖ (in L2: (1/n) Σ_i ‖x_i‖ times that).
+    4u; the n_b block results are added by the fixed tree of
+    :class:`dpstats._reduce.DyadicSum` (the same for NumPy and for any cut into
+    Dask chunks), each through fewer than n_b additions: within γ_{n_b} n R;
+    dividing by n and adding reg·f_j + lin_j costs 3u(|reg f_j| + |lin_j|).
+    Over d coordinates: √d times the first part, plus 3u(reg‖f‖ + ‖lin‖). The
+    margins z_i = x_iᵀf are themselves within γ_d Σ_j |x_ij f_j| <= γ_d R ‖f‖
+    of their exact values, and ℓ′ is c-Lipschitz, so ℓ′ moves by at most
+    c γ_d R ‖f‖ per example and the gradient by at most c γ_d R² ‖f‖ (in L2:
+    (1/n) Σ_i ‖x_i‖ times that). Public: n, d and the block size r (from d)
+    only, plus the current point.
     """
     n, d = shape
     rows = min(block_rows(8 * d), n)
@@ -346,14 +454,14 @@ def _in_scaled_coordinates(fun, scale: np.ndarray):
     return scaled
 
 
-def _newton_polish(X, y, loss, reg, f, grad, certified, fun, max_steps: int = 8):
+def _newton_polish(data: _Rows, loss, reg, f, grad, certified, fun, max_steps: int = 8):
     """Newton steps from the L-BFGS-B point until ``certified`` (L-BFGS-B stalls once F stops decreasing in
     floating point, which can happen before the gradient is small when ‖f‖ is large). A step is kept only if it
     lowers the gradient norm. Returns the point and its gradient."""
     for _ in range(max_steps):
         if certified(f, grad):
             break
-        candidate = f - np.linalg.solve(_hessian(X, y, loss, reg, f), grad)
+        candidate = f - np.linalg.solve(_hessian(data, None, loss, reg, f), grad)
         candidate_grad = fun(candidate)[1]
         if not np.linalg.norm(candidate_grad) < np.linalg.norm(grad):
             break
@@ -365,23 +473,24 @@ def _newton_polish(X, y, loss, reg, f, grad, certified, fun, max_steps: int = 8)
 AMP_SHARE = 1.0 / 128
 
 
-def _erm(X: np.ndarray, y: np.ndarray, epsilon, lam, loss: _Loss, method, rng, accountant, tol, max_iter,
-         noise: str = "exact") -> np.ndarray:
-    """Algorithm 1 or 2 on validated data (rows with ‖x_i‖₂² <= 1 + τ, labels ±1): the released weights."""
+def _erm(X, y, epsilon, lam, loss: _Loss, method, rng, accountant, tol, max_iter, noise: str = "exact") -> np.ndarray:
+    """Algorithm 1 or 2: the released weights. Every row (‖x_i‖₂² <= 1 + τ) and label (±1) of the NumPy or dask
+    arrays X, y is checked in one pass before anything is charged."""
     epsilon, lam = check_epsilon(epsilon), check_positive(lam, "lam")
     check_choice(method, "method", METHODS)
     check_choice(noise, "noise", NOISE)
     tol, max_iter = check_positive(tol, "tol"), check_int(max_iter, "max_iter")
     rng = check_rng(rng)
     check_accountant(accountant)
-    n, d = X.shape
+    data = _Rows(X, y).validated()
+    n, d = data.shape
     bound = math.sqrt(norm_bound_squared(d))
     mechanism = f"{loss.name} ({method} perturbation)"
     floating = f"Gamma-norm noise drawn in floating point (no exact sampler known); {describe(rng)}"
     if method == "output":
         sensitivity = 2.0 * bound / (n * lam) + 2.0 * tol / lam
         grid = _output_grid(sensitivity, d, noise)
-        f = _solve(X, y, loss, lam, None, tol, max_iter)  # non-private, not released
+        f = _solve(data, None, loss, lam, None, tol, max_iter)  # non-private, not released
         charge(accountant, mechanism, [PureDP(epsilon)],
                note=f"CMS 2011 Algorithm 1, sensitivity 2R/(n lam) + 2 tol/lam; {floating}")
         return _gridded_release(f, _covered(sensitivity, grid, d), epsilon, grid, rng)
@@ -396,7 +505,7 @@ def _erm(X: np.ndarray, y: np.ndarray, epsilon, lam, loss: _Loss, method, rng, a
            note=f"CMS 2011 Algorithm 2 at eps={eps_objective:.6g} (eps'={eps_prime:.4g}, Delta={Delta:.4g}); "
                 f"approximate-minimiser output noise at eps={eps_output:.4g}; {floating}")
     b = sample_gamma_norm_vector(d, eps_prime / (2.0 * bound), rng)
-    f = _solve(X, y, loss, lam + Delta, b, tol, max_iter)
+    f = _solve(data, None, loss, lam + Delta, b, tol, max_iter)
     return _gridded_release(f, _covered(distance, grid, d), eps_output, grid, rng)
 
 

@@ -65,6 +65,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin, ClassNamePrefixFeatures
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
+from ._engine import dask_engine, is_dask
+from ._validation import check_array as _lazy_array
 from ._validation import check_row_norms
 from .accounting import DEFAULT_DELTA
 from .cca import cca
@@ -104,6 +106,30 @@ class _SharedAccountantMixin:
                 "reproducible runs that are not secure) before pickling, and use n_jobs=1 for parallel tools"
             )
         return super().__getstate__()
+
+
+def _fit_input(estimator, X):
+    """``X`` validated as scikit-learn does; a dask array or DataFrame stays lazy (the mechanism's pass checks it),
+    with ``n_features_in_`` (and a DataFrame's ``feature_names_in_``) set from its public shape and columns."""
+    if not is_dask(X):
+        return validate_data(estimator, X, dtype=np.float64)
+    names = getattr(X, "columns", None)
+    X = _lazy_array(X, "X", ndim=(2,))
+    estimator.n_features_in_ = X.shape[1]
+    if names is not None:
+        estimator.feature_names_in_ = np.asarray([str(c) for c in names], dtype=object)
+    return X
+
+
+def _input(estimator, X):
+    """``X`` for ``transform``/``predict``: checked against the fitted width; a dask input gives a lazy result."""
+    if not is_dask(X):
+        return validate_data(estimator, X, dtype=np.float64, reset=False)
+    X = _lazy_array(X, "X", ndim=(2,))
+    if X.shape[1] != estimator.n_features_in_:
+        raise ValueError(f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
+                         f"{estimator.n_features_in_} features as input")
+    return X
 
 
 class DPPCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -163,7 +189,7 @@ class DPPCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
 
     def fit(self, X, y=None):
         """Fit the private subspace; ``y`` is ignored. Returns ``self``."""
-        X = validate_data(self, X, dtype=np.float64)
+        X = _fit_input(self, X)
         k = X.shape[1] if self.n_components is None else self.n_components
         V = pca(X, k, mechanism=self.mechanism, epsilon=self.epsilon, delta=self.delta,
                 rng=check_rng(self.random_state), accountant=self.accountant, clip=self.clip)
@@ -175,7 +201,7 @@ class DPPCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
     def transform(self, X):
         """Project X on the private subspace (post-processing: no privacy cost)."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = _input(self, X)
         return X @ self.components_.T
 
     def inverse_transform(self, X):
@@ -247,7 +273,10 @@ class DPCCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         """Fit the private canonical directions of the views X and y. Returns ``self``."""
         if y is None:
             raise ValueError("DPCCA requires y to be passed, but the target y is None (y is the second view)")
-        X, Y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True)
+        if is_dask(X) or is_dask(y):
+            X, Y = _fit_input(self, X), _lazy_array(y, "y", ndim=(1, 2))
+        else:
+            X, Y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True)
         Y = Y.reshape(-1, 1) if Y.ndim == 1 else Y
         res = cca(X, Y, self.n_components, self.epsilon, self.delta, calibration=self.calibration,
                   ridge=self.ridge, clip=self.clip, rng=check_rng(self.random_state), accountant=self.accountant)
@@ -263,10 +292,11 @@ class DPCCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         call ``fit(X, y).transform(X, y)`` for both views.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = _input(self, X)
         if y is None:
             return X @ self.x_weights_
-        Y = check_array(y, dtype=np.float64, ensure_2d=False, input_name="y")
+        Y = _lazy_array(y, "y", ndim=(1, 2)) if is_dask(y) else check_array(y, dtype=np.float64, ensure_2d=False,
+                                                                               input_name="y")
         Y = Y.reshape(-1, 1) if Y.ndim == 1 else Y
         if Y.shape != (X.shape[0], self.y_weights_.shape[0]):
             raise ValueError(f"y must have shape ({X.shape[0]}, {self.y_weights_.shape[0]}) (the rows of X, the "
@@ -309,6 +339,8 @@ class _DPLinearClassifier(_SharedAccountantMixin, ClassifierMixin, BaseEstimator
 
     def fit(self, X, y):
         """Fit the private weights; ``y`` holds labels from the public ``classes``. Returns ``self``."""
+        if is_dask(X) or is_dask(y):
+            return self._fit_lazy(X, y)
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         classes = _check_classes(self.classes, type(self).__name__)
@@ -321,6 +353,18 @@ class _DPLinearClassifier(_SharedAccountantMixin, ClassifierMixin, BaseEstimator
         X = check_row_norms(X, "X", clip=self.clip)
         labels = np.where(y == classes[1], 1.0, -1.0)
         Z = _with_intercept_column(X) if self.fit_intercept else X
+        return self._fit_labels(Z, labels, classes)
+
+    def _fit_lazy(self, X, y):
+        """``fit`` on dask data: the labels are mapped to ±1 lazily (a label outside ``classes`` becomes NaN, and
+        the one validation pass of :func:`dpstats.erm._erm` counts it), the intercept column added chunk by chunk."""
+        X = check_row_norms(_fit_input(self, X), "X", clip=self.clip)
+        classes = _check_classes(self.classes, type(self).__name__)
+        labels = dask_engine().signed_labels(y, classes)
+        Z = dask_engine().map_row_blocks(_with_intercept_column, X, X.shape[1] + 1) if self.fit_intercept else X
+        return self._fit_labels(Z, labels, classes)
+
+    def _fit_labels(self, Z, labels, classes):
         f = _erm(Z, labels, self.epsilon, self.lam, self._loss(), self.method, check_rng(self.random_state),
                  self.accountant, self.tol, self.max_iter, self.noise)
         self.classes_ = classes
@@ -334,12 +378,14 @@ class _DPLinearClassifier(_SharedAccountantMixin, ClassifierMixin, BaseEstimator
     def decision_function(self, X):
         """Signed score ``X @ coef_ + intercept_``; positive means ``classes_[1]``."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = _input(self, X)
         return X @ self.coef_[0] + self.intercept_[0]
 
     def predict(self, X):
-        """Predicted class labels."""
+        """Predicted class labels (lazily for a dask X)."""
         positive = self.decision_function(X) > 0
+        if is_dask(positive):
+            return np.where(positive, self.classes_[1], self.classes_[0])
         return self.classes_[positive.astype(int)]
 
     def __sklearn_tags__(self):
@@ -432,7 +478,7 @@ class DPLogisticRegression(_DPLinearClassifier):
     def predict_proba(self, X):
         """Class probabilities, columns in the order of ``classes_``."""
         p = expit(self.decision_function(X))
-        return np.column_stack([1.0 - p, p])
+        return np.stack([1.0 - p, p], axis=1)
 
 
 class DPLinearSVC(_DPLinearClassifier):

@@ -32,6 +32,7 @@ from fractions import Fraction
 import numpy as np
 from scipy.special import erfcinv
 
+from ._engine import dask_engine, is_dask
 from ._validation import (
     check_array,
     check_choice,
@@ -40,6 +41,7 @@ from ._validation import (
     check_finite,
     check_int,
     check_positive,
+    raise_nonfinite,
 )
 from .accounting import Accountant, Gaussian, charge, check_accountant
 from .exceptions import ParameterError
@@ -174,10 +176,13 @@ def low_rank(A, k: int, epsilon: float, delta: float, *, method: str = "range_fi
     check_accountant(accountant)
     if delta == 0:
         raise ParameterError("low_rank needs delta > 0 (both methods add Gaussian noise)")
-    A = check_finite(check_array(A, "A", ndim=(2,)), "A")
+    A = check_array(A, "A", ndim=(2,))
     m, n = A.shape
     k = check_int(k, "k", low=1, high=min(m, n))
     if method == "input_perturbation":
+        if is_dask(A):
+            dask_engine().refuse_input_perturbation()
+        check_finite(A, "A")
         release = make_noise(epsilon=epsilon, delta=delta, sensitivity=1.0, changed=n, noise=noise)
         charge(accountant, "low_rank", [release.event], note=f"input perturbation; {describe(rng)}")
         L, R = _truncated_svd(release.apply(Statistic(A), rng), k)
@@ -194,27 +199,32 @@ def low_rank(A, k: int, epsilon: float, delta: float, *, method: str = "range_fi
     tail = delta1 / 4
     tau = range_finder_sensitivity(ell, tail)
     omega_max = math.sqrt(2.0) * float(erfcinv(tail / (n * ell)))
-    finder_slack = _float_error_slack(A, _grid(tau, ell, noise), gamma(n) * omega_max, axis=1, extra=math.sqrt(n))
+    # Ω is secret and data-independent; drawing it before the charge (which uses no randomness) leaves the
+    # stream, hence every release, as it was, and lets one pass over A check it and compute AΩ.
+    omega = rng.standard_normal((n, ell))
+    row_l1, column_l1, sketch = _first_pass(A, omega)
+    finder_slack = _float_error_slack(row_l1, _grid(tau, ell, noise), gamma(n) * omega_max, extra=math.sqrt(n))
     r_floor = math.sqrt(ell / m)  # the smallest possible largest row norm of an m × ell orthonormal basis
-    projection_slack = _float_error_slack(A, _grid(r_floor, ell * n, noise), gamma(m) * _QR_MARGIN, axis=0,
+    projection_slack = _float_error_slack(column_l1, _grid(r_floor, ell * n, noise), gamma(m) * _QR_MARGIN,
                                           extra=1.0)
     finder = make_noise(epsilon=eps1, delta=delta1, sensitivity=tau, changed=ell, slack=finder_slack, noise=noise,
                         failure=delta1 / 2, grid_bits=_GRID_BITS)
     charge(accountant, "low_rank", [finder.event, _projection_event(eps2, delta2)],
            note=f"range finder, l={ell}, split={split:g}; the projection is calibrated after the range finder, from "
                 f"its public output; {describe(rng)}")
-    omega = rng.standard_normal((n, ell))
-    Q = np.linalg.qr(finder.apply(Statistic(A @ omega), rng))[0]
+    Q = np.linalg.qr(finder.apply(Statistic(sketch), rng))[0]
     if prune is not None:
         Q[np.abs(Q) > prune] = 0.0
     # Q comes from a floating-point QR (and pruning): its row norms are computed, then rounded up generously.
     r = float(np.sqrt(np.einsum("ij,ij->i", Q, Q).max())) * _QR_MARGIN
     projection = make_noise(epsilon=eps2, delta=delta2, sensitivity=max(r, r_floor), changed=ell * n,
                             slack=projection_slack, noise=noise, grid_bits=_GRID_BITS)
-    W = projection.apply(Statistic(Q.T @ A), rng)
+    W = projection.apply(Statistic(dask_engine().row_product(Q, A) if is_dask(A) else Q.T @ A), rng)
     # Q W has rank <= ell; its best rank-k approximation via the small factor R2 W (Q = Q2 R2).
     Q2, R2 = np.linalg.qr(Q)
     L, R = _truncated_svd(R2 @ W, k)
+    if is_dask(A):  # m × n, as large as A: returned lazily, in A's row chunks
+        return dask_engine().lazy_product(Q2 @ L, R, like=A)
     return (Q2 @ L) @ R
 
 
@@ -244,14 +254,27 @@ def _grid(sensitivity: float, changed: int, noise: str) -> Fraction | None:
     return None if noise == "float" else grid_for(sensitivity / math.sqrt(changed), _GRID_BITS)
 
 
-def _float_error_slack(A: np.ndarray, grid: Fraction | None, factor: float, *, axis: int, extra: float) -> float:
-    """Check that factor · (largest L1 norm of A along ``axis``, plus ``extra`` for the neighbour) stays within a
-    quarter of the noise grid, and return the public slack that covers it (half a grid step, for two datasets).
+def _first_pass(A, omega: np.ndarray) -> tuple[float, float, np.ndarray]:
+    """A checked for NaN and infinity, its largest row and column L1 norms, and AΩ; one pass over a dask A."""
+    if is_dask(A):
+        nonfinite, row_l1, column_l1, sketch = dask_engine().sketch(A, omega)
+        if nonfinite:
+            raise_nonfinite("A", nonfinite)
+        return row_l1, float(column_l1.max()), sketch
+    check_finite(A, "A")
+    absolute = np.abs(A)
+    return float(absolute.sum(axis=1).max()), float(absolute.sum(axis=0).max()), A @ omega
+
+
+def _float_error_slack(largest_l1: float, grid: Fraction | None, factor: float, *, extra: float) -> float:
+    """Check that factor · (``largest_l1``, the largest L1 norm of A along the products' sums, plus ``extra`` for
+    the neighbour) stays within a quarter of the noise grid, and return the public slack that covers it (half a
+    grid step, for two datasets).
 
     The check reads the data, before anything is charged (its error is seen by the caller only)."""
     if grid is None:  # floating-point noise: no grid to protect
         return 0.0
-    error = factor * (float(np.abs(A).sum(axis=axis).max()) + extra)
+    error = factor * (largest_l1 + extra)
     if not error <= float(grid) / 4:
         raise ParameterError(
             f"A's entries are too large for a floating-point-safe release at this noise level: the products' "
