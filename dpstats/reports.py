@@ -304,13 +304,14 @@ def _run_one(spec: NotebookSpec, profile: str, seed: int, out: Path, root: Path,
     # output_dir relative to the notebook's working directory: no machine path in the executed notebook
     parameters = {"seed": seed, **spec.parameters[profile], "output_dir": relative(folder, spec.path.parent)}
     started = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    revision = git_revision(root, report=out)  # before the run: what it writes into the report is not a change
     start = time.perf_counter()
     try:
         error = execute(spec.path, executed, parameters, name=spec.name, root=root, interval=interval)
     except Exception as err:  # papermill or the kernel could not even start
         error = describe(err)
     record = {"name": spec.name, "title": spec.title, "ok": not error, "seconds": round(time.perf_counter() - start, 1),
-              "error": error, "profile": profile, "seed": seed, "revision": git_revision(root), "started": started,
+              "error": error, "profile": profile, "seed": seed, "revision": revision, "started": started,
               "environment": _environment()}
     (folder / RUN_FILE).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return _result(folder, record)
@@ -353,13 +354,19 @@ def read_record(out: str | Path, manifest: str | Path | Manifest | None = None) 
     return results
 
 
-def git_revision(folder: Path) -> str:
-    """The short commit of the repository holding ``folder`` (``+dirty`` if tracked files are modified)."""
+def git_revision(folder: Path, report: Path | None = None) -> str:
+    """The short commit of the repository holding ``folder``, ``+dirty`` if tracked files are modified.
+
+    Files under ``report`` (the report's own output folder) do not count: regenerating the committed report
+    modifies them by design, and the code that produced it is what the revision identifies.
+    """
+    inside = report is not None and Path(report).resolve().is_relative_to(Path(folder).resolve())
+    exclude = [f":(exclude){relative(report, folder)}"] if inside else []
     try:
         rev = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=folder, capture_output=True,
                              text=True, check=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=folder,
-                               capture_output=True, text=True, check=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ":/", *exclude],
+                               cwd=folder, capture_output=True, text=True, check=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown (not a git checkout)"
     return rev + ("+dirty" if dirty else "")

@@ -169,6 +169,27 @@ def test_real_quick_report_leaves_the_committed_record_untouched(tmp_path):
     assert ignored.returncode == 0, "reports/_quick/ must be git-ignored"
 
 
+def test_revision_is_dirty_for_changed_code_but_not_for_the_report_itself(tmp_path):
+    from dpstats.reports import git_revision
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "index.md").write_text("old report\n")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init")
+    clean = git_revision(tmp_path, report=tmp_path / "reports")
+    assert re.fullmatch(r"[0-9a-f]{12}", clean)
+    (tmp_path / "reports" / "index.md").write_text("regenerated report\n")
+    assert git_revision(tmp_path, report=tmp_path / "reports") == clean
+    assert git_revision(tmp_path) == clean + "+dirty"
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert git_revision(tmp_path, report=tmp_path / "reports") == clean + "+dirty"
+
+
 def test_unknown_notebook_name_is_one_line_listing_the_valid_ones(manifest, tmp_path, capsys):
     assert _report(manifest, tmp_path / "out", "nope") == 1
     err = capsys.readouterr().err.strip()
