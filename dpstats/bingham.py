@@ -128,6 +128,14 @@ def sample_bingham(M, rng=None) -> np.ndarray:
     return E @ sample_vector_bingham(mu, rng)
 
 
+def _check_parameter_matrix(A, k) -> tuple[np.ndarray, int]:
+    """A finite square parameter matrix and a rank 1 <= k <= d, or a DataValidationError/ParameterError."""
+    A = check_finite(check_array(A, "A", ndim=(2,)), "A")
+    if A.shape[0] != A.shape[1]:
+        raise DataValidationError(f"A must be square; got shape {A.shape}")
+    return A, check_int(k, "k", low=1, high=A.shape[0])
+
+
 def _haar(d: int, k: int, rng: np.random.Generator) -> np.ndarray:
     Q, R = np.linalg.qr(rng.standard_normal((d, k)))
     return Q * np.where(np.diag(R) < 0, -1.0, 1.0)
@@ -174,11 +182,8 @@ def sample_matrix_bingham(A, k: int, *, n_sweeps: int = DEFAULT_SWEEPS, rng=None
     from threadpoolctl import threadpool_limits  # installed with scikit-learn
 
     rng = check_rng(rng)
-    A = check_finite(check_array(A, "A", ndim=(2,)), "A")
+    A, k = _check_parameter_matrix(A, k)
     d = A.shape[0]
-    if A.shape != (d, d):
-        raise DataValidationError(f"A must be square; got shape {A.shape}")
-    k = check_int(k, "k", low=1, high=d)
     n_sweeps = check_int(n_sweeps, "n_sweeps", low=1)
     V = _haar(d, k, rng)
     if k == d:
@@ -263,11 +268,8 @@ def sample_sequential_bingham(A, k: int, *, rng=None) -> np.ndarray:
     from threadpoolctl import threadpool_limits  # installed with scikit-learn
 
     rng = check_rng(rng)
-    A = check_finite(check_array(A, "A", ndim=(2,)), "A")
+    A, k = _check_parameter_matrix(A, k)
     d = A.shape[0]
-    if A.shape != (d, d):
-        raise DataValidationError(f"A must be square; got shape {A.shape}")
-    k = check_int(k, "k", low=1, high=d)
     V = np.empty((d, k))
     basis = np.asfortranarray(np.eye(d))
     C = np.asfortranarray((A + A.T) / 2)
