@@ -71,6 +71,11 @@ class ExactSum:
 
     def extend(self, other: ExactSum) -> None:
         """Add another accumulator's total."""
+        if self._slow is None and other._slow is None and self._room == other._room \
+                and self._count + other._count <= self._room:  # still no overflow possible: stay in int64
+            self._fast += other._fast
+            self._count += other._count
+            return
         self._flush()
         self._slow = self._slow + other.total().astype(object)
 
@@ -93,7 +98,7 @@ class ExactSum:
             return self._fast
         self._flush()
         slow = self._slow
-        if slow.size and max(abs(int(v)) for v in slow.ravel()) < _INT64_ROOM:
+        if slow.size and np.abs(slow).max() < _INT64_ROOM:
             return slow.astype(np.int64)
         return slow
 

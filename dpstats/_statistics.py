@@ -171,15 +171,19 @@ class FixedPoint:
         bits = _SQUARE_BITS if self.squares else _SUM_BITS
         sums = ExactSum((m,), rows * 2.0**bits)
         parts = [ExactSum((m,), rows * 2.0**26) for _ in range(3)] if self.squares else []
+        buffer = np.empty((min(rows, records.shape[0]), m))  # reused: a fresh array per block costs page faults
         for start in range(0, records.shape[0], rows):
             block = records[start:start + rows]
             seen_lo, seen_hi = block.min(axis=0), block.max(axis=0)
             if not (np.isfinite(seen_lo).all() and np.isfinite(seen_hi).all()) or \
                     (not clip and ((seen_lo < lo).any() or (seen_hi > hi).any())):
                 return self._violations(records, clip)
+            q = buffer[:block.shape[0]]
             if clip:
-                block = np.clip(block, lo, hi)
-            q = np.rint(block * scale)
+                np.clip(block, lo, hi, out=q)
+                block = q
+            np.multiply(block, scale, out=q)
+            np.rint(q, out=q)
             sums.add(q.sum(axis=0).astype(np.int64))
             if self.squares:
                 a = np.floor(q / _SPLIT)

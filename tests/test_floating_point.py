@@ -90,3 +90,26 @@ def test_exact_noise_costs_no_utility():
         # Laplace(b): E|noise| = b, sd of the mean of 400 absolute errors is b/20; 4 sd apart at most.
         b = 1 / (200 * eps)
         assert abs(np.mean(np.abs(exact)) - np.mean(np.abs(floating))) < 4 * math.sqrt(2) * b / 20
+
+
+@pytest.mark.parametrize("counts", [(4, 4, 4), (2, 1, 1), (4, 1, 4), (1, 1, 9)])
+def test_exact_sums_merged_from_threads_are_exact_on_both_sides_of_int64(counts):
+    """Accumulators merged from threads (ExactSum.extend) stay in int64 while no overflow is possible and move to
+    Python integers when it is: with terms near the bound, three full accumulators would overflow int64, and the
+    merged total still equals the exact integer sum."""
+    from dpstats._reduce import ExactSum
+
+    big = 2**62 // 5  # room for 4 terms of this size per accumulator (the room is rounded down)
+    rng = np.random.default_rng(0)
+    parts, terms = [], []
+    for count in counts:
+        acc = ExactSum((3,), float(big))
+        for _ in range(count):
+            term = rng.integers(big - 1000, big, size=3, endpoint=True)
+            terms.append(term)
+            acc.add(term)
+        parts.append(acc)
+    for other in parts[1:]:
+        parts[0].extend(other)
+    exact = [sum(int(t[i]) for t in terms) for i in range(3)]
+    assert [int(v) for v in parts[0].total()] == exact
