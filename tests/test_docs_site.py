@@ -134,7 +134,9 @@ def test_every_page_loads_cleanly_in_chromium(browser, site_url):
 def test_search_finds_the_mean_page(browser, site_url):
     page = browser.new_page()
     page.goto(site_url + "search.html?q=laplace", wait_until="load")
-    page.wait_for_selector("#search-results ul.search li", timeout=30_000)
+    # Sphinx appends the results one by one and then writes its summary: wait for the summary, then read them all.
+    page.wait_for_function("document.querySelector('#search-results .search-summary')?.textContent"
+                           ".includes('Search finished')", timeout=30_000)
     hits = page.eval_on_selector_all("#search-results ul.search li a", "links => links.map(a => a.href)")
     page.close()
     assert any("dpstats.mean" in href for href in hits), hits[:10]
