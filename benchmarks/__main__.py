@@ -17,7 +17,8 @@ import numpy as np
 
 from ._harness import Results
 
-MODULES = ["bench_descriptive", "bench_pca", "bench_memory", "bench_peers"]
+MODULES = ["bench_descriptive", "bench_pca", "bench_memory", "bench_peers", "bench_noise", "bench_accounting",
+           "bench_scale"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,6 +8,14 @@ d × d eigendecomposition. Targets (issue 3): AG within 1.15x of ``X.T @ X`` at 
 d = 784, k = 50, n_iter = 50 under 2 s once XᵀX is formed; PPCA at d = 784, k = 50 with the default sweeps
 under 60 s. Scaling: time against n and d for AG and PPCA, with the fitted log-log exponent, as a figure.
 MNIST is used at d = 784 when ``dpstats.datasets`` finds it, otherwise Gaussian data of the same shape.
+
+Issue 13 target: ``pca_ag`` with the secure, exact default within 1.15x of ``X.T @ X`` at n = 1e5 for
+d in {100, 300, 784}, measured interleaved with ``X.T @ X`` (median of 7), and also each run on its own. When
+the two alternate, OpenBLAS's worker thread keeps spin-waiting (a ``sched_yield`` loop of up to 2^28 cycles,
+``OPENBLAS_THREAD_TIMEOUT``) after NumPy's multi-threaded ``X.T @ X``, while ``pca_ag``'s own two threads run
+single-threaded BLAS: three busy threads on two cores. The diagnosis row reruns the interleaved case in a child
+process with ``OPENBLAS_THREAD_TIMEOUT=4`` (a spin of 2^4 cycles): if the gap closes there, the spinning
+worker is the cause.
 """
 
 from __future__ import annotations
@@ -74,6 +82,46 @@ def _floor_one(results: Results, X: np.ndarray, repeats: int) -> None:
                     status(ratio, AG_LIMIT), f"pca_{name} {t[name] * 1e3:.1f} ms, X.T@X {t['gram'] * 1e3:.1f} ms")
 
 
+def _secure_default(results: Results, tiny: bool, repeats: int) -> None:
+    """Issue 13: the exact default against X.T @ X at n = 1e5, interleaved and alone, and the spin diagnosis."""
+    n = 4_000 if tiny else 100_000
+    for d in ((50,) if tiny else (100, 300, 784)):
+        _secure_default_one(results, _gaussian(n, d), tiny, repeats)
+
+
+def _secure_default_one(results: Results, X: np.ndarray, tiny: bool, repeats: int) -> None:
+    n, d = X.shape
+    inter = interleaved_medians({"ag": lambda: dps.pca_ag(X, 1.0, DELTA, rng=0), "gram": lambda: X.T @ X},
+                                repeats=max(repeats, 7))
+    alone = {"ag": _median_time(lambda: dps.pca_ag(X, 1.0, DELTA, rng=0), max(repeats, 7)),
+             "gram": _median_time(lambda: X.T @ X, max(repeats, 7))}
+    for mode, t in (("interleaved", inter), ("alone", alone)):
+        ratio = t["ag"] / t["gram"]
+        results.add("secure default", f"pca_ag exact, n={n:.0e}, d={d}, {mode}", "time / (X.T @ X)", ratio,
+                    f"<= {AG_LIMIT}", status(ratio, AG_LIMIT),
+                    f"pca_ag {t['ag'] * 1e3:.1f} ms, X.T@X {t['gram'] * 1e3:.1f} ms")
+    if not tiny:
+        ratio = _interleaved_ratio_without_spin(n, d, max(repeats, 7))
+        results.add("secure default", f"pca_ag exact, n={n:.0e}, d={d}, interleaved, OPENBLAS_THREAD_TIMEOUT=4",
+                    "time / (X.T @ X)", ratio, f"<= {AG_LIMIT}", status(ratio, AG_LIMIT),
+                    "diagnosis: OpenBLAS workers stop spinning at once")
+
+
+def _interleaved_ratio_without_spin(n: int, d: int, repeats: int) -> float:
+    """The interleaved ratio measured in a child process whose OpenBLAS workers spin for 2^4 cycles only."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import numpy as np, dpstats as dps; from benchmarks._harness import interleaved_medians\n"
+            f"X = np.random.default_rng(0).standard_normal(({n}, {d})); X /= np.linalg.norm(X, axis=1).max()\n"
+            f"t = interleaved_medians({{'ag': lambda: dps.pca_ag(X, 1.0, {DELTA}, rng=0), 'gram': lambda: X.T @ X}}, "
+            f"repeats={repeats})\nprint(t['ag'] / t['gram'])")
+    env = {**os.environ, "OPENBLAS_THREAD_TIMEOUT": "4"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    return float(done.stdout.strip().splitlines()[-1])
+
+
 def _ppm(results: Results, tiny: bool, repeats: int) -> None:
     n, d, k, n_iter = (2_000, 100, 10, 10) if tiny else (10_000, 784, 50, 50)
     X, source = _mnist_like(n, d)
@@ -93,12 +141,14 @@ def _ppm(results: Results, tiny: bool, repeats: int) -> None:
 def _ppca(results: Results, tiny: bool, repeats: int) -> None:
     n, d, k = (2_000, 60, 5) if tiny else (10_000, 784, 50)
     X, source = _mnist_like(n, d)
-    start = time.perf_counter()
-    V = dps.pca_ppca(X, k, 1.0, rng=0)
-    elapsed = time.perf_counter() - start
-    results.add("pca", f"pca_ppca, {source} d={d}, k={k}, {DEFAULT_SWEEPS} sweeps", "s per release", elapsed,
-                f"<= {PPCA_LIMIT_S}", status(elapsed, PPCA_LIMIT_S),
-                f"captured energy {captured_energy(X, V):.1f}% at eps=1")
+    for sampler, label in (("sequential", "sequential (default, proven)"),
+                           ("gibbs", f"Gibbs, {DEFAULT_SWEEPS} sweeps (unproven)")):
+        start = time.perf_counter()
+        V = dps.pca_ppca(X, k, 1.0, sampler=sampler, rng=0)
+        elapsed = time.perf_counter() - start
+        results.add("pca", f"pca_ppca {label}, {source} d={d}, k={k}", "s per release", elapsed,
+                    f"<= {PPCA_LIMIT_S}", status(elapsed, PPCA_LIMIT_S),
+                    f"captured energy {captured_energy(X, V):.1f}% at eps=1")
     A = second_moment(X) / 2.0  # the exponential mechanism's etr((eps/2) V^T X^T X V) at eps = 1
     t = interleaved_medians({"sweep": lambda: sample_matrix_bingham(A, k, n_sweeps=1, rng=0),
                              "eigh": lambda: np.linalg.eigh(A)}, repeats=max(1, repeats // 2) if not tiny else repeats)
@@ -148,6 +198,7 @@ def run(results: Results, *, tiny: bool, repeats: int) -> None:
     results.add("pca", "default n_iter of pca_ppm at d=784, k=50", "iterations", default_n_iter(784, 50),
                 note="ceil(10 ln d): data-independent")
     _floor(results, tiny, repeats)
+    _secure_default(results, tiny, repeats)
     _ppm(results, tiny, repeats)
     _ppca(results, tiny, repeats)
     _scaling(results, tiny, repeats)

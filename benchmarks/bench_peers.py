@@ -168,7 +168,7 @@ def _lr_fitters(n: int, d: int, seed: int, peers: bool) -> dict:
         fitters["diffprivlib C=1/(n lam)"] = peer(1.0 / (n * lam))
     for method in ("objective", "output"):
         fitters[f"dpstats {method}"] = (lambda m: lambda X, y: DPLogisticRegression(
-            epsilon=LR_EPSILON, lam=lam, method=m, random_state=seed).fit(X, y))(method)
+            classes=[0, 1], epsilon=LR_EPSILON, lam=lam, method=m, random_state=seed).fit(X, y))(method)
     return fitters
 
 

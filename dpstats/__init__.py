@@ -15,6 +15,8 @@ from .descriptive import histogram, mean, variance
 from .exceptions import (
     BudgetExceededError,
     DataValidationError,
+    FloatingPointNoiseWarning,
+    MixedScalesWarning,
     NotPrivateError,
     NotPrivateWarning,
     OutOfBoundsError,
@@ -34,16 +36,21 @@ _LAZY = {
     "datasets": "datasets",
     "estimators": "estimators",
     "experiments": "experiments",
+    "accounting": "accounting",
     "logistic_regression": "erm",
     "svm": "erm",
     "low_rank": "lowrank",
     "metrics": "metrics",
+    "quantile": "quantiles",
+    "private_bounds": "quantiles",
 }
 
 __all__ = [
     "Accountant",
     "BudgetExceededError",
     "DataValidationError",
+    "FloatingPointNoiseWarning",
+    "MixedScalesWarning",
     "NotPrivateError",
     "NotPrivateWarning",
     "OutOfBoundsError",

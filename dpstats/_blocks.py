@@ -8,8 +8,13 @@ import numpy as np
 CACHE_BLOCK_BYTES = 1 << 20
 
 
+def block_rows(row_bytes: int, block_bytes: int | None = None, min_rows: int = 1) -> int:
+    """Rows per block of about ``block_bytes`` (default :data:`CACHE_BLOCK_BYTES`) for rows of ``row_bytes``,
+    at least ``min_rows``."""
+    return max(min_rows, (block_bytes or CACHE_BLOCK_BYTES) // max(1, row_bytes))
+
+
 def row_blocks(x: np.ndarray, block_bytes: int | None = None, min_rows: int = 1) -> list[slice]:
-    """Slices along the first axis of ``x`` covering it in blocks of about ``block_bytes``
-    (default :data:`CACHE_BLOCK_BYTES`), each of at least ``min_rows`` rows."""
-    rows = max(min_rows, (block_bytes or CACHE_BLOCK_BYTES) // max(1, x[:1].nbytes))
+    """Slices along the first axis of ``x`` covering it in blocks of :func:`block_rows` rows."""
+    rows = block_rows(x[:1].nbytes, block_bytes, min_rows)
     return [slice(start, start + rows) for start in range(0, x.shape[0], rows)]

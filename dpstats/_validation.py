@@ -8,10 +8,12 @@ names the parameter, the value and what is allowed.
 from __future__ import annotations
 
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 
 from ._blocks import row_blocks
+from ._engine import dask_engine, is_dask
 from .exceptions import DataValidationError, OutOfBoundsError, ParameterError
 
 # Rows produced by dividing by a norm can exceed 1 by a few ulps; this tolerance on
@@ -23,10 +25,15 @@ def _is_real_scalar(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
+#: The smallest ε accepted: below it the noise of any release exceeds 2^50 times its sensitivity (and a
+#: subnormal ε would make scales overflow).
+MIN_EPSILON = 1e-12
+
+
 def check_epsilon(epsilon, name: str = "epsilon") -> float:
-    """Return ``epsilon`` as a float after checking it is finite and > 0."""
-    if not _is_real_scalar(epsilon) or not np.isfinite(epsilon) or epsilon <= 0:
-        raise ParameterError(f"{name} must be a finite number > 0; got {epsilon!r}")
+    """Return ``epsilon`` as a float after checking it is finite and >= :data:`MIN_EPSILON`."""
+    if not _is_real_scalar(epsilon) or not np.isfinite(epsilon) or epsilon < MIN_EPSILON:
+        raise ParameterError(f"{name} must be a finite number >= {MIN_EPSILON:g}; got {epsilon!r}")
     return float(epsilon)
 
 
@@ -62,30 +69,18 @@ def check_choice(value, name: str, choices) -> str:
     return value
 
 
-def check_rng(rng) -> np.random.Generator:
-    """Turn ``rng`` into a :class:`numpy.random.Generator`.
-
-    ``None`` draws fresh entropy from the operating system (never a fixed seed);
-    an int or :class:`numpy.random.SeedSequence` seeds a new generator; a
-    ``Generator`` is used as it is.
-    """
-    if rng is None or isinstance(rng, np.random.SeedSequence):
-        return np.random.default_rng(rng)
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) and rng >= 0:
-        return np.random.default_rng(int(rng))
-    raise ParameterError(
-        f"rng must be None, a non-negative int seed or a numpy.random.Generator; got {rng!r}"
-    )
-
-
 def check_array(x, name: str, *, ndim: tuple[int, ...] = (1, 2), min_rows: int = 1) -> np.ndarray:
     """Return ``x`` as a float64 array with an allowed number of dimensions.
 
     Finiteness is not checked here: the bound and norm checks below catch NaN and
     infinity in the same pass that checks the declared bounds.
+
+    A dask array, DataFrame or Series is not read: it comes back as a lazy
+    float64 dask array with known row counts (:func:`dpstats._dask.as_array`),
+    and the statistic's own pass over the data validates it.
     """
+    if is_dask(x):
+        return dask_engine().as_array(x, name, ndim=ndim, min_rows=min_rows)
     try:
         arr = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as err:
@@ -102,9 +97,13 @@ def check_array(x, name: str, *, ndim: tuple[int, ...] = (1, 2), min_rows: int =
 def check_finite(x: np.ndarray, name: str) -> np.ndarray:
     """Raise if ``x`` holds NaN or infinite values."""
     if not np.isfinite(x).all():
-        bad = int(np.size(x) - np.count_nonzero(np.isfinite(x)))
-        raise DataValidationError(f"{name} contains {bad} NaN or infinite value(s); remove or impute them")
+        raise_nonfinite(name, int(np.size(x) - np.count_nonzero(np.isfinite(x))))
     return x
+
+
+def raise_nonfinite(name: str, count: int) -> None:
+    """Raise the error for ``count`` NaN or infinite values in ``name``."""
+    raise DataValidationError(f"{name} contains {count} NaN or infinite value(s); remove or impute them")
 
 
 def check_bounds(bounds, name: str = "bounds") -> tuple[np.ndarray, np.ndarray]:
@@ -127,6 +126,10 @@ def check_bounds(bounds, name: str = "bounds") -> tuple[np.ndarray, np.ndarray]:
         raise ParameterError(
             f"{name} must be finite with lower < upper; got ({lower.tolist()}, {upper.tolist()})"
         )
+    with np.errstate(over="ignore"):
+        width = upper - lower
+    if not np.isfinite(width).all():
+        raise ParameterError(f"{name} are too wide: upper - lower overflows a float; rescale the data")
     return lower, upper
 
 
@@ -177,30 +180,83 @@ def _min_max_sum(x: np.ndarray, axis) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return np.concatenate(lo), np.concatenate(hi), np.concatenate(total)  # blocks hold different output rows
 
 
-def check_row_norms(X: np.ndarray, name: str = "X", *, max_norm: float = 1.0, clip: bool = False) -> np.ndarray:
+@dataclass(frozen=True)
+class RowNormViolations:
+    """What a row-norm check found in some rows (added up over chunks): NaN or infinite values, rows with a norm
+    above the bound, and the largest squared norm among those rows."""
+
+    nonfinite: int = 0
+    over: int = 0
+    largest: float = 0.0
+
+    def __add__(self, other: RowNormViolations) -> RowNormViolations:
+        return RowNormViolations(self.nonfinite + other.nonfinite, self.over + other.over,
+                                 max(self.largest, other.largest))
+
+    def raise_error(self, name: str, max_norm: float = 1.0) -> None:
+        """Raise the error these violations call for (non-finite values first)."""
+        if self.nonfinite:
+            raise_nonfinite(name, self.nonfinite)
+        raise OutOfBoundsError(
+            f"{name} has {self.over} row(s) with L2 norm > {max_norm:g} "
+            f"(largest {np.sqrt(self.largest):.4g}); clip them with "
+            f"dpstats.datasets.clip_rows({name}, {max_norm:g}) or pass clip=True "
+            "(dividing by the largest norm reads the data and is not private)"
+        )
+
+
+def row_norm_violations(X: np.ndarray, max_norm: float = 1.0) -> RowNormViolations | None:
+    """None if every row of ``X`` is finite with ‖x‖² <= max_norm² (1 + τ), else what is wrong (counted)."""
+    sq = np.einsum("ij,ij->i", X, X)
+    limit = max_norm * max_norm * (1 + NORM_TOLERANCE)
+    if sq.size == 0 or sq.max() <= limit:  # also false for NaN
+        return None
+    if not np.isfinite(sq).all():
+        bad = int(np.size(X) - np.count_nonzero(np.isfinite(X)))
+        if bad:
+            return RowNormViolations(nonfinite=bad)
+    over = sq > limit  # an overflowing square of finite values counts as over the bound
+    return RowNormViolations(over=int(over.sum()), largest=float(sq.max()))
+
+
+def check_row_norms(X, name: str = "X", *, max_norm: float = 1.0, clip: bool = False):
     """Check that every row of the 2-D array ``X`` has L2 norm <= ``max_norm``.
 
     Non-finite values are caught in the same pass. With ``clip=True`` rows with a
     larger norm are scaled down to ``max_norm`` (the private-safe alternative to
     dividing by the largest norm, which reads the data).
+
+    A dask array is not read here: with ``clip=True`` the rescaling is added to
+    its graph; the statistic's pass checks the rows (every dask statistic of
+    rows with a norm bound does).
     """
-    sq = np.einsum("ij,ij->i", X, X)
-    if not np.isfinite(sq).all():
+    if is_dask(X):
+        return dask_engine().clip_rows(X, max_norm) if clip else X
+    if clip:
+        return clip_rows_to_norm(X, max_norm, name)
+    found = row_norm_violations(X, max_norm)
+    if found is not None:
+        found.raise_error(name, max_norm)
+    return X
+
+
+def clip_rows_to_norm(X: np.ndarray, max_norm: float, name: str = "X") -> np.ndarray:
+    """``X`` with rows of norm > ``max_norm`` scaled down to it (raises on NaN or infinity)."""
+    if not np.isfinite(np.einsum("ij,ij->i", X, X)).all():
         check_finite(X, name)
-    limit = max_norm * max_norm * (1 + NORM_TOLERANCE)
-    over = sq > limit
+    return scaled_rows(X, max_norm)
+
+
+def scaled_rows(X: np.ndarray, max_norm: float) -> np.ndarray:
+    """``X`` with rows of norm > ``max_norm`` scaled down to it; rows with NaN stay as they are (and an infinite
+    value becomes NaN), for the check that follows to count."""
+    sq = np.einsum("ij,ij->i", X, X)
+    over = sq > max_norm * max_norm * (1 + NORM_TOLERANCE)
     if not over.any():
         return X
-    if clip:
-        scale = np.ones_like(sq)
-        scale[over] = max_norm / np.sqrt(sq[over])
-        return X * scale[:, None]
-    raise OutOfBoundsError(
-        f"{name} has {int(over.sum())} row(s) with L2 norm > {max_norm:g} "
-        f"(largest {np.sqrt(sq.max()):.4g}); clip them with "
-        f"dpstats.datasets.clip_rows({name}, {max_norm:g}) or pass clip=True "
-        "(dividing by the largest norm reads the data and is not private)"
-    )
+    scale = np.ones_like(sq)
+    scale[over] = max_norm / np.sqrt(sq[over])
+    return X * scale[:, None]
 
 
 def _expand(bound: np.ndarray, x: np.ndarray, axis) -> np.ndarray:

@@ -23,9 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_delta, check_int, check_rng
+from ._validation import check_delta, check_int
+from .noise.random import check_rng
 
-__all__ = ["AuditResult", "audit", "clopper_pearson"]
+__all__ = ["AuditResult", "audit", "clopper_pearson", "float_laplace_support", "low_bit_distance", "on_grid"]
 
 
 @dataclass(frozen=True)
@@ -134,3 +135,69 @@ def audit(mechanism: Callable[[object, np.random.Generator], object], data, neig
     freqs = [hits[0], hits[1], n_runs - hits[0], n_runs - hits[1]]
     point = max(_log_ratio(freqs[i] / n_runs - delta, freqs[j] / n_runs) for i, j in pairs)
     return AuditResult(max(lower_bound, 0.0), max(point, 0.0), (hits[0], hits[1]), n_runs, alpha, delta)
+
+
+# ----------------------------------------------------------------------------- floating-point attacks (Mironov 2012)
+
+
+def float_laplace_support(outputs, value: float, scale: float) -> np.ndarray:
+    """Whether each of ``outputs`` can be produced by ``value + Generator.laplace(0, scale)`` in floating point.
+
+    NumPy's Laplace sampler draws U = k·2^-53 (k a 53-bit integer) and returns
+    ``scale·log(U + U)`` for U < 1/2, ``−scale·log(2 − U − U)`` otherwise; the
+    release is the double nearest to ``value + noise``. For an output y this
+    finds the U that the noise y − value would need, and checks the few
+    candidates k around it exactly, by recomputing the release with NumPy's own
+    arithmetic. This is the attack of Mironov (CCS 2012): an output that one
+    dataset's true value cannot produce betrays the other dataset with
+    certainty.
+
+    Parameters
+    ----------
+    outputs : array_like of float
+        Released values.
+    value : float
+        The true statistic of the hypothesised dataset.
+    scale : float
+        The Laplace scale b the releases used.
+
+    Returns
+    -------
+    numpy.ndarray of bool
+    """
+    y = np.asarray(outputs, dtype=np.float64).ravel()
+    noise = y - value
+    two_u = np.exp(-np.abs(noise) / scale)  # U + U (lower branch) or 2 − U − U (upper branch)
+    k0 = np.floor(np.where(noise < 0, two_u / 2, 1.0 - two_u / 2) * 2.0**53)
+    log = np.frompyfunc(math.log, 1, 1)  # the C library's log, as NumPy's sampler calls it (not the SIMD ufunc)
+    possible = np.zeros(y.size, dtype=bool)
+    for shift in range(-4, 5):
+        U = np.clip(k0 + shift, 1, 2.0**53 - 1) * 2.0**-53
+        upper = U >= 0.5
+        z = np.where(upper, 0.0 - scale * log(np.where(upper, 2.0 - U - U, 1.0)).astype(np.float64),
+                     0.0 + scale * log(np.where(upper, 1.0, U + U)).astype(np.float64))
+        possible |= (value + z) == y
+    return possible.reshape(np.shape(outputs))
+
+
+def low_bit_distance(a, b, bits: int = 8) -> float:
+    """Total variation distance between the distributions of the lowest ``bits`` mantissa bits of two samples.
+
+    For a floating-point mechanism the low-order bits of its releases depend on
+    the true value (Mironov 2012), so they differ between neighbouring datasets
+    (0.1–0.3 for float Laplace and Gaussian noise). Releases on a public grid
+    (:mod:`dpstats.noise.release`) have no data-dependent low bits: the
+    distance is only sampling error.
+    """
+    def histogram(x):
+        mantissa = np.asarray(x, dtype=np.float64).ravel().view(np.uint64) & np.uint64((1 << bits) - 1)
+        return np.bincount(mantissa.astype(np.int64), minlength=1 << bits) / mantissa.size
+
+    return float(0.5 * np.abs(histogram(a) - histogram(b)).sum())
+
+
+def on_grid(values, grid: float) -> bool:
+    """Whether every value is an integer multiple of ``grid`` (a power of two): the support of a grid release
+    does not depend on the data."""
+    scaled = np.asarray(values, dtype=np.float64) / grid
+    return bool(np.array_equal(scaled, np.rint(scaled)))

@@ -5,6 +5,10 @@
   sampler of Kent, Ganeiber & Mardia (2018) with an angular central Gaussian
   (ACG) envelope. :func:`sample_bingham` handles a general symmetric parameter
   through its eigendecomposition.
+* :func:`sample_sequential_bingham` draws k orthonormal vectors one after the
+  other, each **exactly** from a vector Bingham distribution on the sphere of
+  the orthogonal complement of the previous ones (the sequential mechanism of
+  :func:`dpstats.pca_ppca`).
 * :func:`sample_matrix_bingham` runs Hoff's (2009, Section 3.1) column-wise Gibbs
   sampler for V (d × k, orthonormal columns) with density ∝ ``etr(Vᵀ A V)``:
   given the other columns, column j lies on the unit sphere of their orthogonal
@@ -38,10 +42,17 @@ import math
 
 import numpy as np
 
-from ._validation import check_array, check_finite, check_int, check_rng
+from ._validation import check_array, check_finite, check_int
 from .exceptions import DataValidationError
+from .noise.random import check_rng
 
-__all__ = ["DEFAULT_SWEEPS", "sample_bingham", "sample_matrix_bingham", "sample_vector_bingham"]
+__all__ = [
+    "DEFAULT_SWEEPS",
+    "sample_bingham",
+    "sample_matrix_bingham",
+    "sample_sequential_bingham",
+    "sample_vector_bingham",
+]
 
 #: Default number of Gibbs sweeps of :func:`sample_matrix_bingham` (data-independent). On MNIST
 #: (n = 10000, d = 784, k = 50, parameter (ε/2)XᵀX with ε = 0.5, 5, 50) the captured energy of the
@@ -117,6 +128,14 @@ def sample_bingham(M, rng=None) -> np.ndarray:
     return E @ sample_vector_bingham(mu, rng)
 
 
+def _check_parameter_matrix(A, k) -> tuple[np.ndarray, int]:
+    """A finite square parameter matrix and a rank 1 <= k <= d, or a DataValidationError/ParameterError."""
+    A = check_finite(check_array(A, "A", ndim=(2,)), "A")
+    if A.shape[0] != A.shape[1]:
+        raise DataValidationError(f"A must be square; got shape {A.shape}")
+    return A, check_int(k, "k", low=1, high=A.shape[0])
+
+
 def _haar(d: int, k: int, rng: np.random.Generator) -> np.ndarray:
     Q, R = np.linalg.qr(rng.standard_normal((d, k)))
     return Q * np.where(np.diag(R) < 0, -1.0, 1.0)
@@ -163,11 +182,8 @@ def sample_matrix_bingham(A, k: int, *, n_sweeps: int = DEFAULT_SWEEPS, rng=None
     from threadpoolctl import threadpool_limits  # installed with scikit-learn
 
     rng = check_rng(rng)
-    A = check_finite(check_array(A, "A", ndim=(2,)), "A")
+    A, k = _check_parameter_matrix(A, k)
     d = A.shape[0]
-    if A.shape != (d, d):
-        raise DataValidationError(f"A must be square; got shape {A.shape}")
-    k = check_int(k, "k", low=1, high=d)
     n_sweeps = check_int(n_sweeps, "n_sweeps", low=1)
     V = _haar(d, k, rng)
     if k == d:
@@ -191,7 +207,6 @@ def sample_matrix_bingham(A, k: int, *, n_sweeps: int = DEFAULT_SWEEPS, rng=None
 def _sweep(A, V, N0, C, M, rng) -> None:
     """One Gibbs sweep over the columns of V; updates V, N0, C in place (see :func:`sample_matrix_bingham`)."""
     from scipy.linalg import eigh
-    from scipy.linalg.blas import dger, dsyr2
 
     for j in rng.permutation(V.shape[1]):
         v = V[:, j].copy()
@@ -203,12 +218,68 @@ def _sweep(A, V, N0, C, M, rng) -> None:
         mu, E = eigh(M, lower=True, overwrite_a=True, check_finite=False, driver="evr")
         z = E @ sample_vector_bingham(mu, rng)
         V[:, j] = z[0] * v + N0 @ z[1:]
-        # Householder H = I − c h hᵀ maps z to ∓e₁, so N H[:, 1:] spans the new complement and
-        # the new C is (H M H)[1:, 1:] = C − c (h₁ w₁ᵀ + w₁ h₁ᵀ) with w = M h − (c hᵀMh / 2) h.
-        h = z.copy()
-        h[0] += 1.0 if z[0] >= 0 else -1.0
-        c = 2.0 / (h @ h)
-        dger(-c, h[0] * v + N0 @ h[1:], h[1:], a=N0, overwrite_a=True)
-        w = E @ (mu * (E.T @ h))
-        w -= (c * (h @ w) / 2.0) * h
-        dsyr2(-c, h[1:], w[1:], lower=True, a=C, overwrite_a=True)
+        _drop_direction(v, N0, C, z, mu, E)
+
+
+def _drop_direction(first: np.ndarray, rest: np.ndarray, C: np.ndarray, z: np.ndarray, mu: np.ndarray,
+                    E: np.ndarray) -> None:
+    """For the basis N = [first, rest] and M = NᵀAN = E diag(mu) Eᵀ (with C its lower-right block), make ``rest``
+    a basis of the complement of N z within span(N) and C its NᵀAN, in place.
+
+    The Householder matrix H = I − c h hᵀ with h = z ± e₁ maps z to ∓e₁, so (N H)[:, 1:] spans that complement
+    and its block of HMH is C − c (h₁ w₁ᵀ + w₁ h₁ᵀ) with w = M h − (c hᵀMh / 2) h (subscript 1: entries 1: ).
+    Only C's lower triangle is kept up to date. Both updates cost O(d·m), against O(d·m²) for a new basis.
+    """
+    from scipy.linalg.blas import dger, dsyr2
+
+    h = z.copy()
+    h[0] += 1.0 if z[0] >= 0 else -1.0
+    c = 2.0 / (h @ h)
+    dger(-c, h[0] * first + rest @ h[1:], h[1:], a=rest, overwrite_a=True)
+    w = E @ (mu * (E.T @ h))
+    w -= (c * (h @ w) / 2.0) * h
+    dsyr2(-c, h[1:], w[1:], lower=True, a=C, overwrite_a=True)
+
+
+def sample_sequential_bingham(A, k: int, *, rng=None) -> np.ndarray:
+    """k orthonormal vectors, v_j drawn exactly with density ∝ exp(vᵀ A v) on the unit sphere of the orthogonal
+    complement of v_1, …, v_{j−1}.
+
+    Each draw is exact (:func:`sample_vector_bingham` on the eigenvalues of
+    N_jᵀ A N_j, N_j an orthonormal basis of the complement). The complement's
+    basis and N_jᵀ A N_j are carried from one draw to the next by Householder
+    updates (:func:`_drop_direction`), so each draw costs one symmetric
+    eigendecomposition of size d − j + 1.
+
+    Parameters
+    ----------
+    A : array_like, shape (d, d)
+        Symmetric parameter (for PPCA's sequential mechanism: (ε/(2kΔq)) XᵀX).
+    k : int
+        Number of vectors, 1 <= k <= d.
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    numpy.ndarray, shape (d, k)
+        Orthonormal columns v_1, …, v_k.
+    """
+    from scipy.linalg import eigh
+    from threadpoolctl import threadpool_limits  # installed with scikit-learn
+
+    rng = check_rng(rng)
+    A, k = _check_parameter_matrix(A, k)
+    d = A.shape[0]
+    V = np.empty((d, k))
+    basis = np.asfortranarray(np.eye(d))
+    C = np.asfortranarray((A + A.T) / 2)
+    with threadpool_limits(limits=1, user_api="blas"):  # as in sample_matrix_bingham: many mid-sized eighs
+        for j in range(k):
+            mu, E = eigh(C, lower=True, check_finite=False, driver="evr")
+            z = E @ sample_vector_bingham(mu, rng)
+            V[:, j] = basis @ z
+            if j + 1 < k:
+                rest, C_rest = np.asfortranarray(basis[:, 1:]), np.asfortranarray(C[1:, 1:])
+                _drop_direction(basis[:, 0].copy(), rest, C_rest, z, mu, E)
+                basis, C = rest, C_rest
+    return V

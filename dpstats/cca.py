@@ -7,8 +7,9 @@ matrix (as in Analyze Gauss), cut the noisy matrix into its blocks Ĉxx, Ĉxy,
 Ĉyy, and run CCA on the blocks (post-processing). The poster writes the views
 as D × N matrices; dpstats uses rows (N × D).
 
-Only numpy is imported here: :func:`cca` is re-exported eagerly by
-``dpstats/__init__.py`` (the function shares its name with this module).
+Only numpy is imported at module level by this module's own code:
+:func:`cca` is re-exported eagerly by ``dpstats/__init__.py`` (the function
+shares its name with this module).
 """
 
 from __future__ import annotations
@@ -18,18 +19,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._statistics import float_gram, grid_gram, norm_bound_squared, symmetric_from_upper
 from ._validation import (
     check_array,
+    check_choice,
     check_delta,
     check_epsilon,
     check_int,
     check_positive,
-    check_rng,
     check_row_norms,
 )
-from .accounting import Accountant, charge
+from .accounting import Accountant, charge, check_accountant
 from .exceptions import DataValidationError, ParameterError
-from .noise import gaussian_sigma, sample_symmetric_gaussian
+from .noise.random import check_rng, describe
+from .noise.release import GRID_BITS, NOISE, Statistic, grid_for, make_noise
 
 __all__ = ["CCAResult", "canonical_correlations", "cca"]
 
@@ -123,7 +126,7 @@ def default_ridge(sigma: float, D: int) -> float:
 
 
 def cca(X, Y, k: int, epsilon: float, delta: float, *, calibration: str = "analytic", ridge: float | None = None,
-        clip: bool = False, rng=None, accountant: Accountant | None = None) -> CCAResult:
+        clip: bool = False, rng=None, accountant: Accountant | None = None, noise: str = "exact") -> CCAResult:
     """Differentially private CCA: Analyze-Gauss noise on the joint second-moment matrix ((ε, δ)-DP).
 
     Algorithm (Imtiaz & Sarwate, DP-CCA poster, "Algorithm: Differentially-private
@@ -137,11 +140,17 @@ def cca(X, Y, k: int, epsilon: float, delta: float, *, calibration: str = "analy
     Sensitivity (replace one row z by z′, N public, ‖z‖, ‖z′‖ <= 1): C changes by
     D = (z zᵀ − z′ z′ᵀ)/N with ‖z zᵀ − z′ z′ᵀ‖_F² = ‖z‖⁴ + ‖z′‖⁴ − 2(zᵀz′)² <= 2;
     the released upper triangle changes by at most ‖D‖_F, so **Δ₂ = √2/N**
-    (attained by orthogonal unit vectors). The poster's
+    (attained by orthogonal unit vectors; √2·R²/N with the row-norm bound R²
+    of :func:`dpstats._statistics.norm_bound_squared`). The poster's
     τ = (√2/(Nε))·√(2 ln(1.25/δ)) is the classic Gaussian calibration with this
     same replace-one sensitivity (``calibration="classic"`` reproduces it; it is
     proven for ε < 1 only). The default is the analytic Gaussian mechanism
     (Balle & Wang 2018), valid for every ε. Steps 3–4 are post-processing.
+
+    Exactness (``noise="exact"``, the default): as in :func:`dpstats.pca_ag`,
+    ZᵀZ is rounded block by block to a public grid, exact discrete Gaussian
+    noise is added to the integer matrix, and the division by N comes after
+    the noise (post-processing).
 
     Centering: the poster assumes 0-centred samples; **this function does not
     centre**, it uses the second-moment matrix of the rows as given. Centering
@@ -173,9 +182,12 @@ def cca(X, Y, k: int, epsilon: float, delta: float, *, calibration: str = "analy
     clip : bool, default False
         Rescale joint rows of norm > 1 to norm 1 instead of raising.
     rng : None, int or numpy.random.Generator
-        Source of noise; ``None`` uses fresh OS entropy.
+        Source of noise; ``None`` is a cryptographically secure OS-keyed source.
     accountant : Accountant, optional
-        Charged (ε, δ) before any noise is drawn.
+        Charged before any noise is drawn.
+    noise : {"exact", "float"}, default "exact"
+        Exact discrete noise on a grid, or the poster's floating-point noise
+        (warns; ``calibration="classic"`` implies it).
 
     Returns
     -------
@@ -205,6 +217,9 @@ def cca(X, Y, k: int, epsilon: float, delta: float, *, calibration: str = "analy
     ((2, 1), (2, 1))
     """
     epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
+    check_choice(calibration, "calibration", ("analytic", "classic"))
+    check_choice(noise, "noise", NOISE)
+    check_accountant(accountant)
     if delta == 0:
         raise ParameterError("cca needs delta > 0 (Gaussian noise); got delta = 0")
     X, Y = check_array(X, "X", ndim=(2,)), check_array(Y, "Y", ndim=(2,))
@@ -217,12 +232,24 @@ def cca(X, Y, k: int, epsilon: float, delta: float, *, calibration: str = "analy
     if dx < 1 or dy < 1:
         raise DataValidationError(f"X and Y must each have at least one column; got shapes {X.shape} and {Y.shape}")
     k = check_int(k, "k", low=1, high=min(dx, dy))
-    Z = check_row_norms(np.hstack([X, Y]), "[X, Y]", clip=clip)
+    if ridge is not None:
+        ridge = check_positive(ridge, "ridge")
+    Z = np.hstack([X, Y])
+    if clip:
+        Z = check_row_norms(Z, "[X, Y]", clip=True)
     n, D = Z.shape
-    sigma = gaussian_sigma(math.sqrt(2.0) / n, epsilon, delta, calibration)
-    ridge = default_ridge(sigma, D) if ridge is None else check_positive(ridge, "ridge")
-    C = Z.T @ Z / n
-    charge(accountant, epsilon, delta, mechanism="cca", note=f"{calibration} Gaussian, sigma={sigma:.3g}")
-    C += sample_symmetric_gaussian(D, sigma, rng)
+    sensitivity = math.sqrt(2.0) * norm_bound_squared(D)  # of the unnormalised ZᵀZ
+    upper = np.triu_indices(D)
+    if noise == "exact" and calibration == "analytic":
+        gram = grid_gram(Z, grid_for(sensitivity / math.sqrt(upper[0].size), GRID_BITS))
+        statistic, slack = Statistic(gram.values[upper], gram.grid), gram.slack * float(gram.grid)
+    else:
+        statistic, slack = Statistic(float_gram(Z)[upper]), 0.0
+    calibrated = make_noise(epsilon=epsilon, delta=delta, sensitivity=sensitivity, changed=upper[0].size,
+                            unit=statistic.unit, slack=slack, noise=noise, calibration=calibration)
+    sigma = calibrated.noise_scale / n
+    ridge = default_ridge(sigma, D) if ridge is None else ridge
+    charge(accountant, "cca", [calibrated.event], note=f"{calibration} Gaussian, sigma={sigma:.3g}; {describe(rng)}")
+    C = symmetric_from_upper(calibrated.apply(statistic, rng), D) / n
     U, V, corr = canonical_correlations(C, dx, k, ridge)
     return CCAResult(U, V, corr, C, epsilon, delta, sigma, calibration, ridge, n)

@@ -31,8 +31,9 @@ from pathlib import Path
 import numpy as np
 
 from ._download import DownloadError, download
-from ._validation import check_array, check_choice, check_finite, check_int, check_positive, check_rng
+from ._validation import check_array, check_choice, check_finite, check_int, check_positive
 from .exceptions import DataValidationError, ParameterError
+from .noise.random import check_rng
 
 __all__ = [
     "DATASETS",

@@ -45,15 +45,47 @@ with |ℓ_h′| <= 1 and ℓ_h″ <= c = 1/(2h). ℓ_h″ does not exist at z = 
 CMS 2011 (Section 3.4.2) show that Algorithm 2 remains ε-DP for this loss with
 c = 1/(2h) (the two kinks form a set of measure zero in the change of variables).
 
-Exactness. Both theorems are about the *exact* minimiser. dpstats minimises the
-smooth, λ-strongly convex objective with L-BFGS-B on analytic gradients (a
-second run, restarted where the first stalled, if floating point stopped the
-first one short; then, if needed, a few Newton steps with the analytic Hessian)
-and certifies the result: it refuses to release (raising
-:class:`NotConvergedError`) unless ‖∇F(f)‖₂ <= ``tol``, which by strong
-convexity puts f within ``tol``/λ of the exact minimiser. (The original
-dp-stats used Nelder–Mead, which gives no such certificate, and its logistic
-output perturbation crashed.)
+Approximate minimisers are charged. Both theorems are about the *exact*
+minimiser. dpstats minimises the smooth, λ-strongly convex objective with
+L-BFGS-B on analytic gradients (a second run, restarted where the first
+stalled, if floating point stopped it short; then, if needed, a few Newton
+steps with the analytic Hessian) and certifies the result: ‖∇F(f)‖₂ <= ``tol``
+with the gradient's own floating-point error added (:func:`_gradient_error`,
+a bound from n, d and the block sizes), which by strong convexity puts f
+within r = ``tol``/λ of the exact minimiser. The analyses then cover that
+distance:
+
+* ``method="output"``: the released f is within r of the exact minimiser, so
+  between neighbours it moves by at most 2R/(nλ) + 2r: that is the sensitivity
+  the noise is calibrated for.
+* ``method="objective"``: a pure-DP version of the approximate minima
+  perturbation of Iyengar, Near, Song, Thakkar, Thakurta & Wang (IEEE S&P
+  2019, Algorithm 1). ε is split: ε₁ = ε − ε₂ goes to Algorithm 2 (exact
+  minimiser θ* of the perturbed objective), ε₂ = ε/128 to output noise of
+  density ∝ exp(−ε₂‖b₂‖/(2r′)) added to the approximate minimiser θ̃, r′ = r
+  for the perturbed objective's modulus λ + Δ. *Proof.* For fixed data the map
+  b ↦ θ* is a bijection and the densities of θ* under neighbours differ by at
+  most e^{ε₁} (CMS 2011, proof of Theorem 9). Given θ*, θ̃ lies within r′ of it
+  under either dataset, so the two θ̃ differ by at most 2r′ and the output
+  noise makes the conditional densities of the release differ by at most
+  e^{ε₂}. Integrating over θ*: e^{ε₁+ε₂}. ∎
+
+Release on a grid. The released weights are G·(round(f/G) + round(b/G)) on a
+public grid G (2^-20 of the sensitivity per coordinate); rounding moves each
+coordinate by at most G/2, so the sensitivity charged includes G√d. The data
+enter the release only through the integer round(f/G), so no low-order bits
+of f leak (Mironov 2012). The Gamma-norm noise b itself is drawn in floating
+point (a uniform direction times a Gamma radius): no exact sampler of this
+distribution is known, and the ledger note says so. ``noise="float"`` skips
+the grid (the paper's release; warns).
+
+If the solver cannot certify the minimiser (which has not been seen for
+λ >= 1e-8 on the benchmark and test problems), it raises
+:class:`NotConvergedError` with a message that depends on nothing but public
+parameters and releases nothing; with objective perturbation the budget was
+already charged, and the fact that it failed is the one output the guarantee
+does not cover. (The original dp-stats used Nelder–Mead, which gives no
+certificate at all, and its logistic output perturbation crashed.)
 
 Intercept. The functions fit no intercept: an unpenalised bias term would break
 the strong convexity the proofs need. The estimators in
@@ -63,18 +95,35 @@ there), under the same norm bound and calibration in d + 1 dimensions.
 
 from __future__ import annotations
 
+import functools
 import math
+import warnings
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit
 
-from ._blocks import row_blocks
-from ._validation import check_array, check_choice, check_epsilon, check_int, check_positive, check_rng, check_row_norms
-from .accounting import Accountant, charge
-from .exceptions import DataValidationError, PrivacyError
-from .noise import sample_gamma_norm_vector
+from ._blocks import block_rows
+from ._engine import dask_engine, is_dask
+from ._reduce import DyadicSum, reduce_rows
+from ._statistics import norm_bound_squared
+from ._validation import (
+    RowNormViolations,
+    check_array,
+    check_choice,
+    check_epsilon,
+    check_int,
+    check_positive,
+    check_row_norms,
+    row_norm_violations,
+)
+from .accounting import Accountant, PureDP, charge, check_accountant
+from .exceptions import DataValidationError, FloatingPointNoiseWarning, PrivacyError
+from .noise.continuous import sample_gamma_norm_vector
+from .noise.random import check_rng, describe
+from .noise.release import NOISE, grid_for, integers_times_grid
 
 __all__ = ["NotConvergedError", "logistic_regression", "objective_perturbation_parameters", "svm"]
 
@@ -132,8 +181,14 @@ class _Huber(_Loss):
         return np.where(np.abs(1.0 - z) < self.h, 1.0 / (2.0 * self.h), 0.0)
 
 
-def objective_perturbation_parameters(n: int, lam: float, epsilon: float, c: float) -> tuple[float, float]:
+def objective_perturbation_parameters(n: int, lam: float, epsilon: float, c: float, *,
+                                      norm_bound: float = 1.0) -> tuple[float, float]:
     """ε′ and Δ of CMS 2011, Algorithm 2, steps 1–2.
+
+    With rows of norm up to R = ``norm_bound`` instead of 1, the loss of one
+    example has gradient norm <= R and curvature <= cR², so c becomes cR² and
+    the noise b has density ∝ exp(−(ε′/(2R))‖b‖) (the proof of Theorem 9 with
+    these two bounds).
 
     Parameters
     ----------
@@ -159,6 +214,7 @@ def objective_perturbation_parameters(n: int, lam: float, epsilon: float, c: flo
     >>> Delta
     0.0
     """
+    c = c * norm_bound * norm_bound
     ratio = c / (n * lam)
     eps_prime = epsilon - 2.0 * math.log1p(ratio)  # ln(1 + 2r + r²) = 2 ln(1 + r)
     if eps_prime > 0:
@@ -166,104 +222,226 @@ def objective_perturbation_parameters(n: int, lam: float, epsilon: float, c: flo
     return epsilon / 2.0, c / (n * math.expm1(epsilon / 4.0)) - lam
 
 
-def _check_data(X, y, clip: bool) -> tuple[np.ndarray, np.ndarray]:
+def _check_data(X, y, clip: bool) -> tuple:
+    """X (rows rescaled to norm <= 1 with ``clip``) and y, shapes checked; the rows and labels themselves are
+    checked by :meth:`_Rows.validated`, in the pass that also sums the preconditioner's column squares."""
     X = check_array(X, "X", ndim=(2,))
     if X.shape[1] < 1:
         raise DataValidationError(f"X must have at least one column; got shape {X.shape}")
-    X = check_row_norms(X, "X", clip=clip)
+    if clip:
+        X = check_row_norms(X, "X", clip=True)
     y = check_array(y, "y", ndim=(1,))
     if y.shape[0] != X.shape[0]:
         raise DataValidationError(f"X and y must have the same number of rows; got {X.shape[0]} and {y.shape[0]}")
-    bad = ~((y == 1.0) | (y == -1.0))
-    if bad.any():
-        seen = np.unique(y[bad])[:5].tolist()
-        raise DataValidationError(
-            f"y must hold labels in {{-1, +1}}; got {int(bad.sum())} other value(s), e.g. {seen}. "
-            "Map two-class labels to -1/+1 first (dpstats.estimators does this for you)"
-        )
     return X, y
 
 
-def _hessian(X: np.ndarray, y: np.ndarray, loss: _Loss, reg: float, f: np.ndarray) -> np.ndarray:
+@dataclass(frozen=True)
+class _Violations:
+    """Rows over the norm bound (or not finite) and labels outside {−1, +1}, added up over chunks."""
+
+    norms: RowNormViolations | None = None
+    labels: int = 0
+    examples: tuple = ()
+
+    def __add__(self, other: _Violations) -> _Violations:
+        norms = self.norms if other.norms is None else (other.norms if self.norms is None else self.norms + other.norms)
+        return _Violations(norms, self.labels + other.labels, tuple(sorted(set(self.examples + other.examples)))[:5])
+
+    def raise_error(self) -> None:
+        if self.norms is not None:
+            self.norms.raise_error("X")
+        raise DataValidationError(
+            f"y must hold labels in {{-1, +1}}; got {self.labels} other value(s), e.g. {list(self.examples)}. "
+            "Map two-class labels to -1/+1 first (dpstats.estimators does this for you)"
+        )
+
+
+def _check_rows(X: np.ndarray, y: np.ndarray) -> _Violations | None:
+    """None if every row of X has norm <= 1 (1 + τ) and every label is ±1, else what is wrong."""
+    norms = row_norm_violations(X)
+    bad = ~((y == 1.0) | (y == -1.0))
+    if norms is None and not bad.any():
+        return None
+    return _Violations(norms, int(bad.sum()), tuple(np.unique(y[bad])[:5].tolist()))
+
+
+class _Rows:
+    """The examples (X, y) as the solver sees them: sums over blocks of public size (:mod:`dpstats._reduce`),
+    computed by NumPy in memory or by Dask over persisted chunks (:func:`dpstats._dask.persist_rows`). Block by
+    block the arithmetic is the same, so both engines give bitwise the same objective, gradient and minimiser."""
+
+    def __init__(self, X, y) -> None:
+        n, d = X.shape
+        self.shape = (n, d)
+        self.rows = min(block_rows(8 * d), n)
+        if is_dask(X) or is_dask(y):
+            X, y = dask_engine().persist_rows(X, y, self.rows)
+        self.X, self.y = X, y
+        self._squares = None
+
+    def validated(self) -> _Rows:
+        """Check every row and label in one pass (raising with the counts), summing the column squares too."""
+        found = reduce_rows((self.X, self.y), self.rows, _column_squares, DyadicSum, check=_check_rows)
+        if found.checks is not None:
+            found.checks.raise_error()
+        self._squares = found.body.total()
+        return self
+
+    def column_squares(self) -> np.ndarray:
+        """Σ_i x_ij² per column (for the preconditioner)."""
+        if self._squares is None:
+            self._squares = self.reduce(_column_squares)
+        return self._squares
+
+    def reduce(self, leaf, *extra) -> np.ndarray:
+        """Σ over blocks of ``leaf(X_b, y_b, *extra_b)``, by the fixed tree of :class:`dpstats._reduce.DyadicSum`."""
+        return reduce_rows((self.X, self.y, *extra), self.rows, leaf, DyadicSum).body.total()
+
+    def per_row(self, fn):
+        """``fn(X_b, y_b)`` (one value per row) for every block, in row order (dask: persisted, chunk-aligned)."""
+        blockwise = functools.partial(_per_block, fn, self.rows)
+        if is_dask(self.X):
+            return dask_engine().map_rows(blockwise, self.X, self.y)
+        return blockwise(self.X, self.y)
+
+
+def _per_block(fn, rows: int, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``fn`` of each block of ``rows`` rows of a chunk that starts on a block boundary, concatenated."""
+    return np.concatenate([fn(X[a:a + rows], y[a:a + rows]) for a in range(0, X.shape[0], rows)])
+
+
+def _as_rows(X, y) -> _Rows:
+    return X if isinstance(X, _Rows) else _Rows(X, y)
+
+
+def _column_squares(X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return np.einsum("ij,ij->j", X, X)
+
+
+def _loss_values(X: np.ndarray, y: np.ndarray, loss: _Loss, f: np.ndarray) -> np.ndarray:
+    return loss.value_and_derivative(y * (X @ f))[0]
+
+
+def _value_and_gradient(X: np.ndarray, y: np.ndarray, at_anchor: np.ndarray, loss: _Loss, f: np.ndarray):
+    """[Σ (ℓ(z_i) − ℓ at the anchor), Xᵀ(y ℓ′(z))] of one block, z = y ⊙ Xf."""
+    value, deriv = loss.value_and_derivative(y * (X @ f))
+    out = np.empty(X.shape[1] + 1)
+    out[0] = (value - at_anchor).sum()
+    out[1:] = X.T @ (y * deriv)
+    return out
+
+
+def _curvature_product(X: np.ndarray, y: np.ndarray, loss: _Loss, f: np.ndarray) -> np.ndarray:
+    """BᵀB with B = diag(√ℓ″(y ⊙ Xf)) X: a block's share of the Hessian (a symmetric rank-k update)."""
+    B = X * np.sqrt(loss.curvature(y * (X @ f)))[:, None]
+    return B.T @ B
+
+
+def _hessian(X, y, loss: _Loss, reg: float, f: np.ndarray) -> np.ndarray:
     """∇²F(f) = Xᵀ diag(ℓ″(y_i fᵀx_i)) X / n + reg·I, accumulated as B_bᵀB_b with B_b = diag(√ℓ″) X_b over blocks
-    of rows (a symmetric rank-k update: half the flops of a general product, and no n × d temporary)."""
-    n, d = X.shape
-    H = np.zeros((d, d))
-    for rows in row_blocks(X):
-        X_b = X[rows]
-        B = X_b * np.sqrt(loss.curvature(y[rows] * (X_b @ f)))[:, None]
-        H += B.T @ B
-    H /= n
+    of rows (half the flops of a general product, and no n × d temporary)."""
+    data = _as_rows(X, y)
+    n, d = data.shape
+    H = data.reduce(functools.partial(_curvature_product, loss=loss, f=f)) / n
     H[np.diag_indices(d)] += reg
     return H
 
 
-def _objective(X: np.ndarray, y: np.ndarray, loss: _Loss, reg: float, lin: np.ndarray, anchor: np.ndarray):
+def _objective(X, y, loss: _Loss, reg: float, lin: np.ndarray, anchor: np.ndarray):
     """f -> (F(f) − F(anchor), ∇F(f)) for F(f) = (1/n) Σ ℓ(y_i fᵀx_i) + (reg/2)‖f‖² + linᵀf.
 
-    X is read once per call: each block of rows is used for X_b f and, while
-    still in cache, for X_bᵀ(y_b ℓ′) (the solver is memory-bound; two passes
-    over X cost a third more at n = 1e5, d = 50). The value is summed term by
-    term as ℓ(z_i) − ℓ(z_i at the anchor): near the anchor these terms are
-    small, so the difference keeps the precision that F itself (about 0.5,
-    spacing 1e-16 in floating point) loses once the gradient is near 1e-8, where
-    L-BFGS-B's line search would stall on F.
+    X is read once per call (one pass of the engine): each block of rows is
+    used for X_b f and, while still in cache, for X_bᵀ(y_b ℓ′) (the solver is
+    memory-bound; two passes over X cost a third more at n = 1e5, d = 50). The
+    value is summed term by term as ℓ(z_i) − ℓ(z_i at the anchor): near the
+    anchor these terms are small, so the difference keeps the precision that F
+    itself (about 0.5, spacing 1e-16 in floating point) loses once the gradient
+    is near 1e-8, where L-BFGS-B's line search would stall on F.
     """
-    n, d = X.shape
-    blocks = row_blocks(X)
-    at_anchor = loss.value_and_derivative(y * (X @ anchor))[0]
+    data = _as_rows(X, y)
+    n, _ = data.shape
+    at_anchor = data.per_row(functools.partial(_loss_values, loss=loss, f=anchor))
 
     def fun(f):
-        total, grad = 0.0, np.zeros(d)
-        for rows in blocks:
-            X_b, y_b = X[rows], y[rows]
-            value, deriv = loss.value_and_derivative(y_b * (X_b @ f))
-            total += (value - at_anchor[rows]).sum()
-            grad += X_b.T @ (y_b * deriv)
+        total = data.reduce(functools.partial(_value_and_gradient, loss=loss, f=f), at_anchor)
         regulariser = 0.5 * reg * ((f - anchor) @ (f + anchor)) + lin @ (f - anchor)
-        return total / n + regulariser, grad / n + reg * f + lin
+        return total[0] / n + regulariser, total[1:] / n + reg * f + lin
 
     return fun
 
 
-def _solve(X: np.ndarray, y: np.ndarray, loss: _Loss, reg: float, linear: np.ndarray | None, tol: float,
-           max_iter: int) -> tuple[np.ndarray, int]:
-    """Certified minimiser of F(f) = (1/n) Σ ℓ(y_i fᵀx_i) + (reg/2)‖f‖² + linearᵀf/n, and the iterations it took.
+def _solve(X, y, loss: _Loss, reg: float, linear: np.ndarray | None, tol: float, max_iter: int) -> np.ndarray:
+    """Certified minimiser of F(f) = (1/n) Σ ℓ(y_i fᵀx_i) + (reg/2)‖f‖² + linearᵀf/n: a point whose true gradient
+    norm is at most ``tol`` (the computed norm plus :func:`_gradient_error`), or :class:`NotConvergedError`.
+
+    ``X`` is an array (then ``y`` too) or a :class:`_Rows`; on Dask every evaluation of F and ∇F is one pass
+    over the persisted chunks, and the path is the NumPy engine's, bit for bit.
 
     L-BFGS-B runs in the coordinates g = s ⊙ f, where s² is the diagonal of
     c·XᵀX/n + reg·I, the upper bound on F's Hessian that ℓ″ <= c gives (Jacobi
     preconditioning: it evens out the scales of the features; on the benchmark
     of ``benchmarks/bench_peers.py`` it halves the number of evaluations). The
     scaling changes the solver's path, not the minimiser the privacy proofs are
-    about. As ∇_g = ∇F / s, stopping at ‖∇_g‖_∞ <= tol / (√d max s) already gives
-    ‖∇F‖₂ <= tol; the certificate is checked on ∇F itself. If the first run
-    stops short of it (F no longer changes in floating point, and the line
-    search fails: at most 4 evaluations are spent on a failing one, instead of
-    scipy's 20), a second run starts there with F measured from that point
-    (see :func:`_objective`); Newton steps are the last resort.
+    about. If the first run stops short of the certificate (F no longer changes
+    in floating point, and the line search fails: at most 4 evaluations are
+    spent on a failing one, instead of scipy's 20), a second run starts there
+    with F measured from that point (see :func:`_objective`); Newton steps are
+    the last resort.
     """
-    n, d = X.shape
+    data = _as_rows(X, y)
+    n, d = data.shape
     lin = np.zeros(d) if linear is None else linear / n
-    scale = np.sqrt(loss.c * np.einsum("ij,ij->j", X, X) / n + reg)
-    f, n_iter, messages = np.zeros(d), 0, []
+    scale = np.sqrt(loss.c * data.column_squares() / n + reg)
+    f = np.zeros(d)
+
+    def certified(point, grad) -> bool:
+        return bool(np.linalg.norm(grad) + _gradient_error(data.shape, point, reg, lin, loss.c) <= tol)
+
     for _ in range(2):
-        fun = _objective(X, y, loss, reg, lin, anchor=f)
+        fun = _objective(data, None, loss, reg, lin, anchor=f)
+        target = max(tol - _gradient_error(data.shape, f, reg, lin, loss.c), tol / 2.0)
         res = minimize(_in_scaled_coordinates(fun, scale), f * scale, jac=True, method="L-BFGS-B",
-                       options={"maxiter": max_iter, "ftol": 0.0, "gtol": tol / (math.sqrt(d) * scale.max()),
+                       options={"maxiter": max_iter, "ftol": 0.0, "gtol": target / (math.sqrt(d) * scale.max()),
                                 "maxcor": 20, "maxls": 4})
-        f, n_iter, grad = res.x / scale, n_iter + res.nit, fun(res.x / scale)[1]
-        messages.append(res.message)
-        if np.linalg.norm(grad) <= tol:
+        f, grad = res.x / scale, fun(res.x / scale)[1]
+        if certified(f, grad):
             break
-    f, grad, newton_steps = _newton_polish(X, y, loss, reg, f, grad, tol, fun)
-    grad_norm = float(np.linalg.norm(grad))
-    if not np.isfinite(f).all() or not grad_norm <= tol:
+    f, grad = _newton_polish(data, loss, reg, f, grad, certified, fun)
+    if not np.isfinite(f).all() or not certified(f, grad):
         raise NotConvergedError(
-            f"L-BFGS-B did not reach the exact minimiser the privacy proof needs (gradient norm {grad_norm:.3g} > "
-            f"tol={tol:g} after {n_iter} iterations: {'; '.join(messages)}); nothing was released. Increase "
-            "max_iter or tol (the release is then within tol/lam of the exact minimiser), or increase lam"
+            f"the solver could not certify the minimiser the privacy proof needs (gradient norm <= tol={tol:g} "
+            f"within max_iter={max_iter}); nothing was released. Increase max_iter or tol (the release is then "
+            "within tol/lam of the exact minimiser), or increase lam"
         )
-    return f, n_iter + newton_steps
+    return f
+
+
+def _gradient_error(shape: tuple[int, int], f: np.ndarray, reg: float, lin: np.ndarray, c: float) -> float:
+    """A bound on ‖∇̃F(f) − ∇F(f)‖₂ for the gradient computed by :func:`_objective`, on either engine.
+
+    Per coordinate: each block of r rows gives X_bᵀ(y ℓ′) within
+    γ_r Σ_i |x_ij||ℓ′_i| <= γ_r r R (|ℓ′| <= 1, |x_ij| <= R), ℓ′ itself within
+    4u; the n_b block results are added by the fixed tree of
+    :class:`dpstats._reduce.DyadicSum` (the same for NumPy and for any cut into
+    Dask chunks), each through fewer than n_b additions: within γ_{n_b} n R;
+    dividing by n and adding reg·f_j + lin_j costs 3u(|reg f_j| + |lin_j|).
+    Over d coordinates: √d times the first part, plus 3u(reg‖f‖ + ‖lin‖). The
+    margins z_i = x_iᵀf are themselves within γ_d Σ_j |x_ij f_j| <= γ_d R ‖f‖
+    of their exact values, and ℓ′ is c-Lipschitz, so ℓ′ moves by at most
+    c γ_d R ‖f‖ per example and the gradient by at most c γ_d R² ‖f‖ (in L2:
+    (1/n) Σ_i ‖x_i‖ times that). Public: n, d and the block size r (from d)
+    only, plus the current point.
+    """
+    n, d = shape
+    rows = min(block_rows(8 * d), n)
+    blocks = -(-n // rows)
+    bound = math.sqrt(norm_bound_squared(d))
+    norm_f = float(np.linalg.norm(f))
+    per_coordinate = (rows + blocks + 6) * 2.0**-53 * bound * 1.01
+    gamma_d = (d + 1) * 2.0**-53 / (1.0 - (d + 1) * 2.0**-53)
+    return (math.sqrt(d) * per_coordinate + c * gamma_d * bound * bound * norm_f * 1.01
+            + 3 * 2.0**-53 * (reg * norm_f + float(np.linalg.norm(lin))))
 
 
 def _in_scaled_coordinates(fun, scale: np.ndarray):
@@ -276,39 +454,92 @@ def _in_scaled_coordinates(fun, scale: np.ndarray):
     return scaled
 
 
-def _newton_polish(X, y, loss, reg, f, grad, tol, fun, max_steps: int = 8):
-    """Newton steps from the L-BFGS-B point until ‖∇‖₂ <= tol (L-BFGS-B stalls once F stops decreasing in
+def _newton_polish(data: _Rows, loss, reg, f, grad, certified, fun, max_steps: int = 8):
+    """Newton steps from the L-BFGS-B point until ``certified`` (L-BFGS-B stalls once F stops decreasing in
     floating point, which can happen before the gradient is small when ‖f‖ is large). A step is kept only if it
-    lowers the gradient norm. Returns the point, its gradient and the number of steps kept."""
-    steps = 0
-    while steps < max_steps and np.linalg.norm(grad) > tol:
-        candidate = f - np.linalg.solve(_hessian(X, y, loss, reg, f), grad)
+    lowers the gradient norm. Returns the point and its gradient."""
+    for _ in range(max_steps):
+        if certified(f, grad):
+            break
+        candidate = f - np.linalg.solve(_hessian(data, None, loss, reg, f), grad)
         candidate_grad = fun(candidate)[1]
         if not np.linalg.norm(candidate_grad) < np.linalg.norm(grad):
             break
-        f, grad, steps = candidate, candidate_grad, steps + 1
-    return f, grad, steps
+        f, grad = candidate, candidate_grad
+    return f, grad
 
 
-def _erm(X: np.ndarray, y: np.ndarray, epsilon, lam, loss: _Loss, method, rng, accountant, tol,
-         max_iter) -> tuple[np.ndarray, int]:
-    """Algorithm 1 or 2 on validated data (rows ‖x_i‖₂ <= 1, labels ±1): the released weights and the number of
-    solver iterations (the estimators' ``n_iter_``)."""
+#: Share of ε that objective perturbation spends on the approximate minimiser's output noise (module docstring).
+AMP_SHARE = 1.0 / 128
+
+
+def _erm(X, y, epsilon, lam, loss: _Loss, method, rng, accountant, tol, max_iter, noise: str = "exact") -> np.ndarray:
+    """Algorithm 1 or 2: the released weights. Every row (‖x_i‖₂² <= 1 + τ) and label (±1) of the NumPy or dask
+    arrays X, y is checked in one pass before anything is charged."""
     epsilon, lam = check_epsilon(epsilon), check_positive(lam, "lam")
     check_choice(method, "method", METHODS)
+    check_choice(noise, "noise", NOISE)
     tol, max_iter = check_positive(tol, "tol"), check_int(max_iter, "max_iter")
     rng = check_rng(rng)
-    n, d = X.shape
+    check_accountant(accountant)
+    data = _Rows(X, y).validated()
+    n, d = data.shape
+    bound = math.sqrt(norm_bound_squared(d))
     mechanism = f"{loss.name} ({method} perturbation)"
+    floating = f"Gamma-norm noise drawn in floating point (no exact sampler known); {describe(rng)}"
     if method == "output":
-        f, n_iter = _solve(X, y, loss, lam, None, tol, max_iter)  # non-private, not released
-        charge(accountant, epsilon, 0.0, mechanism=mechanism, note="CMS 2011 Algorithm 1")
-        return f + sample_gamma_norm_vector(d, n * lam * epsilon / 2.0, rng), n_iter
-    eps_prime, Delta = objective_perturbation_parameters(n, lam, epsilon, loss.c)
-    charge(accountant, epsilon, 0.0, mechanism=mechanism,
-           note=f"CMS 2011 Algorithm 2, eps'={eps_prime:.4g}, Delta={Delta:.4g}")
-    b = sample_gamma_norm_vector(d, eps_prime / 2.0, rng)
-    return _solve(X, y, loss, lam + Delta, b, tol, max_iter)
+        sensitivity = 2.0 * bound / (n * lam) + 2.0 * tol / lam
+        grid = _output_grid(sensitivity, d, noise)
+        f = _solve(data, None, loss, lam, None, tol, max_iter)  # non-private, not released
+        charge(accountant, mechanism, [PureDP(epsilon)],
+               note=f"CMS 2011 Algorithm 1, sensitivity 2R/(n lam) + 2 tol/lam; {floating}")
+        return _gridded_release(f, _covered(sensitivity, grid, d), epsilon, grid, rng)
+    eps_output = epsilon * AMP_SHARE
+    eps_objective = epsilon - eps_output
+    while Fraction(eps_objective) + Fraction(eps_output) > Fraction(epsilon):  # never charge more than epsilon
+        eps_objective = math.nextafter(eps_objective, 0.0)
+    eps_prime, Delta = objective_perturbation_parameters(n, lam, eps_objective, loss.c, norm_bound=bound)
+    distance = 2.0 * tol / (lam + Delta)
+    grid = _output_grid(distance, d, noise)
+    charge(accountant, mechanism, [PureDP(eps_objective), PureDP(eps_output)],
+           note=f"CMS 2011 Algorithm 2 at eps={eps_objective:.6g} (eps'={eps_prime:.4g}, Delta={Delta:.4g}); "
+                f"approximate-minimiser output noise at eps={eps_output:.4g}; {floating}")
+    b = sample_gamma_norm_vector(d, eps_prime / (2.0 * bound), rng)
+    f = _solve(data, None, loss, lam + Delta, b, tol, max_iter)
+    return _gridded_release(f, _covered(distance, grid, d), eps_output, grid, rng)
+
+
+def _output_grid(sensitivity: float, d: int, noise: str) -> float | None:
+    """The public output grid (2^-20 of the per-coordinate sensitivity), or None for ``noise="float"``."""
+    if noise == "float":
+        warnings.warn("noise='float' releases floating-point weights, which leak through their low-order bits "
+                      "(Mironov 2012); use it only to reproduce published numbers", FloatingPointNoiseWarning,
+                      stacklevel=4)
+        return None
+    return float(grid_for(sensitivity / math.sqrt(d)))
+
+
+def _covered(sensitivity: float, grid: float | None, d: int) -> float:
+    """The distance the output noise must cover: the sensitivity plus the rounding to the grid (G/2 per coordinate
+    for each of two neighbours)."""
+    return sensitivity if grid is None else math.nextafter(sensitivity + grid * math.sqrt(d), math.inf)
+
+
+def _gridded_release(f: np.ndarray, sensitivity: float, epsilon: float, grid: float | None, rng) -> np.ndarray:
+    """f + b with b of density ∝ exp(−ε‖b‖/Δ); on the grid both are rounded and added as integers, so the data
+    enter only through the integer round(f/G)."""
+    b = sample_gamma_norm_vector(f.shape[0], epsilon / sensitivity, rng)
+    if grid is None:
+        return f + b
+    return integers_times_grid(_integers(f / grid) + _integers(b / grid), grid)
+
+
+def _integers(values: np.ndarray) -> np.ndarray:
+    """rint(values) as exact integers (int64, or Python ints where they could overflow it)."""
+    rounded = np.rint(values)
+    if np.abs(rounded).max(initial=0.0) < 2.0**61:
+        return rounded.astype(np.int64)
+    return np.array([int(v) for v in rounded], dtype=object)
 
 
 def _huber(h: float) -> _Huber:
@@ -322,7 +553,7 @@ _LOGISTIC = _Logistic("logistic_regression", 0.25)
 
 def svm(X, y, epsilon: float, *, lam: float, h: float = 0.5, method: str = "objective", clip: bool = False,
         rng=None, accountant: Accountant | None = None, tol: float = DEFAULT_TOL,
-        max_iter: int = DEFAULT_MAX_ITER) -> np.ndarray:
+        max_iter: int = DEFAULT_MAX_ITER, noise: str = "exact") -> np.ndarray:
     """Differentially private linear SVM with the Huber loss (CMS 2011, Algorithms 1 and 2).
 
     Minimises ``(1/n) Σ ℓ_h(y_i fᵀx_i) + (λ/2)‖f‖²`` with the Huber loss ℓ_h of
@@ -355,11 +586,14 @@ def svm(X, y, epsilon: float, *, lam: float, h: float = 0.5, method: str = "obje
     accountant : Accountant, optional
         Charged (ε, 0) before any noise is drawn.
     tol : float, default 1e-9
-        Required ‖∇‖₂ of the objective at the returned point (it is then within
-        tol/λ of the exact minimiser).
+        Certified ‖∇‖₂ of the objective at the minimiser found (it is then
+        within tol/λ of the exact one; that distance is charged).
     max_iter : int, default 5000
         Iteration limit of each L-BFGS-B run (at most two, see the module
         docstring); :class:`NotConvergedError` if the certificate is not reached.
+    noise : {"exact", "float"}, default "exact"
+        Release on a public grid (module docstring), or the paper's
+        floating-point release (warns).
 
     Returns
     -------
@@ -370,7 +604,8 @@ def svm(X, y, epsilon: float, *, lam: float, h: float = 0.5, method: str = "obje
     ------
     NotConvergedError
         If the minimiser cannot be certified (nothing is released; with
-        ``method="objective"`` the budget has already been charged).
+        ``method="objective"`` the budget has already been charged; see the
+        module docstring).
 
     References
     ----------
@@ -390,12 +625,12 @@ def svm(X, y, epsilon: float, *, lam: float, h: float = 0.5, method: str = "obje
     (3,)
     """
     loss = _huber(h)
-    return _erm(*_check_data(X, y, clip), epsilon, lam, loss, method, rng, accountant, tol, max_iter)[0]
+    return _erm(*_check_data(X, y, clip), epsilon, lam, loss, method, rng, accountant, tol, max_iter, noise)
 
 
 def logistic_regression(X, y, epsilon: float, *, lam: float, method: str = "objective", clip: bool = False,
                         rng=None, accountant: Accountant | None = None, tol: float = DEFAULT_TOL,
-                        max_iter: int = DEFAULT_MAX_ITER) -> np.ndarray:
+                        max_iter: int = DEFAULT_MAX_ITER, noise: str = "exact") -> np.ndarray:
     """Differentially private L2-regularised logistic regression (CMS 2011, Algorithms 1 and 2).
 
     Minimises ``(1/n) Σ ln(1 + exp(−y_i fᵀx_i)) + (λ/2)‖f‖²`` privately. The
@@ -426,11 +661,14 @@ def logistic_regression(X, y, epsilon: float, *, lam: float, method: str = "obje
     accountant : Accountant, optional
         Charged (ε, 0) before any noise is drawn.
     tol : float, default 1e-9
-        Required ‖∇‖₂ of the objective at the returned point (it is then within
-        tol/λ of the exact minimiser).
+        Certified ‖∇‖₂ of the objective at the minimiser found (it is then
+        within tol/λ of the exact one; that distance is charged).
     max_iter : int, default 5000
         Iteration limit of each L-BFGS-B run (at most two, see the module
         docstring); :class:`NotConvergedError` if the certificate is not reached.
+    noise : {"exact", "float"}, default "exact"
+        Release on a public grid (module docstring), or the paper's
+        floating-point release (warns).
 
     Returns
     -------
@@ -441,7 +679,8 @@ def logistic_regression(X, y, epsilon: float, *, lam: float, method: str = "obje
     ------
     NotConvergedError
         If the minimiser cannot be certified (nothing is released; with
-        ``method="objective"`` the budget has already been charged).
+        ``method="objective"`` the budget has already been charged; see the
+        module docstring).
 
     References
     ----------
@@ -458,4 +697,4 @@ def logistic_regression(X, y, epsilon: float, *, lam: float, method: str = "obje
     >>> y = np.where(X[:, 0] > 0, 1.0, -1.0)
     >>> f = dps.logistic_regression(X, y, 1.0, lam=0.01, method="output", rng=0)
     """
-    return _erm(*_check_data(X, y, clip), epsilon, lam, _LOGISTIC, method, rng, accountant, tol, max_iter)[0]
+    return _erm(*_check_data(X, y, clip), epsilon, lam, _LOGISTIC, method, rng, accountant, tol, max_iter, noise)

@@ -18,11 +18,24 @@ Privacy notes that apply to every estimator here:
   Tune on public or held-out data, or account for every fit.
 * ``accountant``: clones made by scikit-learn (``clone``, ``GridSearchCV``,
   ``cross_val_score``) *share* the accountant object instead of copying it, so
-  every fit of every clone is charged to the same budget.
-* ``random_state``: None (fresh OS entropy for every fit), an int or a
+  every fit of every clone is charged to the same budget. With ``n_jobs > 1``
+  the estimators are pickled and sent to worker processes: an in-memory
+  accountant refuses that at once (a worker's charges would never reach it);
+  an accountant with a ``ledger_file`` goes with them and every worker charges
+  the one shared ledger.
+* Fitted attributes are releases too. Each is either the noisy output, or a
+  function of public parameters and shapes (``n_features_in_``,
+  ``n_components_``, ``classes_`` from the ``classes`` parameter); no solver
+  diagnostic computed from the data (such as an iteration count) is exposed.
+  ``tests/test_estimators.py`` fits every estimator on neighbouring datasets
+  with several seeds and checks this for every public attribute.
+* ``random_state``: None (a cryptographically secure source, fresh for every fit), an int or a
   :class:`numpy.random.Generator`. A fixed int makes every fit draw the *same*
   noise, which is fine for reproducible experiments but composes badly: do not
-  release several fits made with the same seed.
+  release several fits made with the same seed. A Generator is used as it is
+  (successive fits draw fresh noise); clones get independent generators, and
+  such an estimator refuses to be pickled (its generator's state would reveal
+  the noise).
 * Data must satisfy the mechanisms' row-norm bound (‖x_i‖₂ <= 1); ``clip=True``
   rescales longer rows (a data-independent map) instead of raising.
 * Pre-processing fitted on the private data inside a pipeline (e.g.
@@ -32,9 +45,14 @@ scikit-learn's ``check_estimator`` (``tests/test_estimators.py`` runs it on ever
 estimator, and on DPPCA with each mechanism "ag", "ppm", "ppca"):
 
 * The instances under check use ``clip=True``: the checks' synthetic data have
-  rows with norm > 1, which the mechanisms refuse by default (see above). No
-  other setting is changed (default ε = 1); the checks fix ``random_state``.
-* No check is excluded.
+  rows with norm > 1, which the mechanisms refuse by default (see above). The
+  classifiers get ``classes=[0, 1]``. No other setting is changed (default
+  ε = 1); the checks fix ``random_state``.
+* Expected failures, each for a privacy reason (listed with the reason in the
+  test): the classifier checks that fit labels other than the declared
+  ``classes`` (the classes are a public parameter, never read from y), and
+  ``check_non_transformer_estimators_n_iter`` (an iteration count computed
+  from the data would be a release without noise).
 """
 
 from __future__ import annotations
@@ -47,21 +65,71 @@ from sklearn.base import BaseEstimator, ClassifierMixin, ClassNamePrefixFeatures
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from ._validation import check_rng, check_row_norms
+from ._engine import dask_engine, is_dask
+from ._validation import check_array as _lazy_array
+from ._validation import check_row_norms
+from .accounting import DEFAULT_DELTA
 from .cca import cca
 from .erm import _LOGISTIC, DEFAULT_MAX_ITER, DEFAULT_TOL, _erm, _huber
+from .exceptions import PrivacyError
+from .noise.random import check_rng, independent_generator
 from .pca import pca
 
 __all__ = ["DPCCA", "DPLinearSVC", "DPLogisticRegression", "DPPCA"]
 
 
 class _SharedAccountantMixin:
-    """Clone every hyper-parameter except ``accountant``, which clones share (so their fits are all charged)."""
+    """The estimators' privacy-aware cloning and pickling.
+
+    * ``accountant`` is shared by clones (so all their fits are charged), not copied.
+    * A ``numpy.random.Generator`` in ``random_state`` is not copied either: a copy would draw the same noise as
+      its original, and two fits on neighbouring data would then differ by the noise-free difference of their
+      statistics. Each clone gets an independent generator instead (:func:`independent_generator`).
+    * An estimator whose ``random_state`` is a Generator refuses to be pickled: the generator's state (the AES key
+      and counter of the secure default) would let anyone who reads the pickle recompute the noise it drew.
+    """
 
     def __sklearn_clone__(self):
         params = self.get_params(deep=False)
         accountant = params.pop("accountant")
-        return type(self)(accountant=accountant, **{k: clone(v, safe=False) for k, v in params.items()})
+        random_state = params.pop("random_state")
+        if isinstance(random_state, np.random.Generator):
+            random_state = independent_generator(random_state)
+        return type(self)(accountant=accountant, random_state=random_state,
+                          **{k: clone(v, safe=False) for k, v in params.items()})
+
+    def __getstate__(self):
+        if isinstance(getattr(self, "random_state", None), np.random.Generator):
+            raise PrivacyError(
+                f"this {type(self).__name__} holds a numpy Generator in random_state, whose state would reveal the "
+                "noise it drew to anyone reading the pickle; set_params(random_state=None) (or an int seed, for "
+                "reproducible runs that are not secure) before pickling, and use n_jobs=1 for parallel tools"
+            )
+        return super().__getstate__()
+
+
+def _fit_input(estimator, X):
+    """``X`` validated as scikit-learn does; a dask array or DataFrame stays lazy (the mechanism's pass checks it),
+    with ``n_features_in_`` (and a DataFrame's ``feature_names_in_``) set from its public shape and columns."""
+    if not is_dask(X):
+        return validate_data(estimator, X, dtype=np.float64)
+    names = getattr(X, "columns", None)
+    X = _lazy_array(X, "X", ndim=(2,))
+    estimator.n_features_in_ = X.shape[1]
+    if names is not None:
+        estimator.feature_names_in_ = np.asarray([str(c) for c in names], dtype=object)
+    return X
+
+
+def _input(estimator, X):
+    """``X`` for ``transform``/``predict``: checked against the fitted width; a dask input gives a lazy result."""
+    if not is_dask(X):
+        return validate_data(estimator, X, dtype=np.float64, reset=False)
+    X = _lazy_array(X, "X", ndim=(2,))
+    if X.shape[1] != estimator.n_features_in_:
+        raise ValueError(f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
+                         f"{estimator.n_features_in_} features as input")
+    return X
 
 
 class DPPCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -79,11 +147,12 @@ class DPPCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         Dimension k of the subspace; None keeps all d (a private rotation).
     mechanism : {"ag", "ppm", "ppca", "sn"}, default "ag"
         Analyze Gauss (needs δ > 0), noisy power method, exponential mechanism
-        (needs δ = 0), or SN (not private: warns, and an accountant refuses it).
+        (pure ε-DP: δ is ignored and charged as 0), or SN (not private: warns,
+        and an accountant refuses it).
     epsilon : float, default 1.0
         ε of the release.
-    delta : float, default 1e-5
-        δ of the release (set 0 for ``"ppca"`` and ``"sn"``).
+    delta : float, default 1e-6
+        δ of the release (the default of :class:`dpstats.Accountant` as well).
     clip : bool, default False
         Rescale rows with norm > 1 to norm 1 instead of raising.
     accountant : dpstats.Accountant, optional
@@ -103,11 +172,12 @@ class DPPCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
     >>> import numpy as np
     >>> from dpstats.estimators import DPPCA
     >>> X = np.random.default_rng(0).uniform(-0.5, 0.5, (500, 5)) / 3
-    >>> DPPCA(2, epsilon=1.0, delta=1e-5, random_state=0).fit_transform(X).shape
+    >>> DPPCA(2, epsilon=1.0, random_state=0).fit_transform(X).shape
     (500, 2)
     """
 
-    def __init__(self, n_components=None, *, mechanism="ag", epsilon=1.0, delta=1e-5, clip=False, accountant=None,
+    def __init__(self, n_components=None, *, mechanism="ag", epsilon=1.0, delta=DEFAULT_DELTA, clip=False,
+                 accountant=None,
                  random_state=None):
         self.n_components = n_components
         self.mechanism = mechanism
@@ -119,7 +189,7 @@ class DPPCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
 
     def fit(self, X, y=None):
         """Fit the private subspace; ``y`` is ignored. Returns ``self``."""
-        X = validate_data(self, X, dtype=np.float64)
+        X = _fit_input(self, X)
         k = X.shape[1] if self.n_components is None else self.n_components
         V = pca(X, k, mechanism=self.mechanism, epsilon=self.epsilon, delta=self.delta,
                 rng=check_rng(self.random_state), accountant=self.accountant, clip=self.clip)
@@ -131,7 +201,7 @@ class DPPCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
     def transform(self, X):
         """Project X on the private subspace (post-processing: no privacy cost)."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = _input(self, X)
         return X @ self.components_.T
 
     def inverse_transform(self, X):
@@ -156,7 +226,7 @@ class DPCCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
     n_components : int, default 1
         Number k of canonical pairs, 1 <= k <= min(dx, dy).
     epsilon : float, default 1.0
-    delta : float, default 1e-5
+    delta : float, default 1e-6
     calibration : {"analytic", "classic"}, default "analytic"
     ridge : float, optional
         Eigenvalue floor of the noisy blocks (default ``2σ√D``, data-independent).
@@ -187,7 +257,8 @@ class DPCCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
     >>> xs, ys = DPCCA(1, random_state=0).fit(X, Y).transform(X, Y)
     """
 
-    def __init__(self, n_components=1, *, epsilon=1.0, delta=1e-5, calibration="analytic", ridge=None, clip=False,
+    def __init__(self, n_components=1, *, epsilon=1.0, delta=DEFAULT_DELTA, calibration="analytic", ridge=None,
+                 clip=False,
                  accountant=None, random_state=None):
         self.n_components = n_components
         self.epsilon = epsilon
@@ -202,7 +273,10 @@ class DPCCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         """Fit the private canonical directions of the views X and y. Returns ``self``."""
         if y is None:
             raise ValueError("DPCCA requires y to be passed, but the target y is None (y is the second view)")
-        X, Y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True)
+        if is_dask(X) or is_dask(y):
+            X, Y = _fit_input(self, X), _lazy_array(y, "y", ndim=(1, 2))
+        else:
+            X, Y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True)
         Y = Y.reshape(-1, 1) if Y.ndim == 1 else Y
         res = cca(X, Y, self.n_components, self.epsilon, self.delta, calibration=self.calibration,
                   ridge=self.ridge, clip=self.clip, rng=check_rng(self.random_state), accountant=self.accountant)
@@ -218,10 +292,11 @@ class DPCCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         call ``fit(X, y).transform(X, y)`` for both views.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = _input(self, X)
         if y is None:
             return X @ self.x_weights_
-        Y = check_array(y, dtype=np.float64, ensure_2d=False, input_name="y")
+        Y = _lazy_array(y, "y", ndim=(1, 2)) if is_dask(y) else check_array(y, dtype=np.float64, ensure_2d=False,
+                                                                               input_name="y")
         Y = Y.reshape(-1, 1) if Y.ndim == 1 else Y
         if Y.shape != (X.shape[0], self.y_weights_.shape[0]):
             raise ValueError(f"y must have shape ({X.shape[0]}, {self.y_weights_.shape[0]}) (the rows of X, the "
@@ -242,25 +317,57 @@ def _with_intercept_column(X: np.ndarray) -> np.ndarray:
     return Z
 
 
+def _check_classes(classes, owner: str) -> np.ndarray:
+    """The two public class labels, sorted (``classes_``); never read from y."""
+    if classes is None:
+        raise ValueError(
+            f"{owner} needs classes=[negative, positive]: the two class labels are a public parameter, never read "
+            "from y (which labels occur in y is private: a dataset whose labels are all one class, or use the "
+            "values 0 and 2, must not be told apart from its neighbours)"
+        )
+    values = np.unique(np.asarray(classes))
+    if values.ndim != 1 or values.size != 2:
+        # "Only binary classification is supported." is the phrase scikit-learn's checks look for.
+        raise ValueError(f"Only binary classification is supported: classes must hold exactly two distinct labels; "
+                         f"got {classes!r}. For more classes, wrap the estimator in "
+                         "sklearn.multiclass.OneVsRestClassifier (each of the K fits spends epsilon)")
+    return values
+
+
 class _DPLinearClassifier(_SharedAccountantMixin, ClassifierMixin, BaseEstimator):
     """Shared fit / predict of the two ERM classifiers; subclasses give the loss (``_loss``)."""
 
     def fit(self, X, y):
-        """Fit the private weights; ``y`` may hold any two class labels. Returns ``self``."""
+        """Fit the private weights; ``y`` holds labels from the public ``classes``. Returns ``self``."""
+        if is_dask(X) or is_dask(y):
+            return self._fit_lazy(X, y)
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
-        self.classes_ = np.unique(y)
-        if len(self.classes_) != 2:
+        classes = _check_classes(self.classes, type(self).__name__)
+        unknown = ~np.isin(y, classes)
+        if unknown.any():
             # "Only binary classification is supported." is the phrase scikit-learn's checks look for.
-            raise ValueError(f"Only binary classification is supported. {type(self).__name__} needs exactly two "
-                             f"classes in y; got {len(self.classes_)} class(es), e.g. {self.classes_[:5].tolist()}. "
-                             "For more classes, wrap it in sklearn.multiclass.OneVsRestClassifier (each of the K "
-                             "fits spends epsilon)")
+            raise ValueError(f"Only binary classification is supported: y holds {int(unknown.sum())} label(s) that "
+                             f"are not in classes={classes.tolist()}; every label must be one of the two public "
+                             "classes (validated before anything is charged)")
         X = check_row_norms(X, "X", clip=self.clip)
-        labels = np.where(y == self.classes_[1], 1.0, -1.0)
+        labels = np.where(y == classes[1], 1.0, -1.0)
         Z = _with_intercept_column(X) if self.fit_intercept else X
-        f, self.n_iter_ = _erm(Z, labels, self.epsilon, self.lam, self._loss(), self.method,
-                               check_rng(self.random_state), self.accountant, self.tol, self.max_iter)
+        return self._fit_labels(Z, labels, classes)
+
+    def _fit_lazy(self, X, y):
+        """``fit`` on dask data: the labels are mapped to ±1 lazily (a label outside ``classes`` becomes NaN, and
+        the one validation pass of :func:`dpstats.erm._erm` counts it), the intercept column added chunk by chunk."""
+        X = check_row_norms(_fit_input(self, X), "X", clip=self.clip)
+        classes = _check_classes(self.classes, type(self).__name__)
+        labels = dask_engine().signed_labels(y, classes)
+        Z = dask_engine().map_row_blocks(_with_intercept_column, X, X.shape[1] + 1) if self.fit_intercept else X
+        return self._fit_labels(Z, labels, classes)
+
+    def _fit_labels(self, Z, labels, classes):
+        f = _erm(Z, labels, self.epsilon, self.lam, self._loss(), self.method, check_rng(self.random_state),
+                 self.accountant, self.tol, self.max_iter, self.noise)
+        self.classes_ = classes
         if self.fit_intercept:
             f = f / math.sqrt(2.0)
             self.coef_, self.intercept_ = f[None, :-1], f[-1:]
@@ -271,12 +378,14 @@ class _DPLinearClassifier(_SharedAccountantMixin, ClassifierMixin, BaseEstimator
     def decision_function(self, X):
         """Signed score ``X @ coef_ + intercept_``; positive means ``classes_[1]``."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = _input(self, X)
         return X @ self.coef_[0] + self.intercept_[0]
 
     def predict(self, X):
-        """Predicted class labels."""
+        """Predicted class labels (lazily for a dask X)."""
         positive = self.decision_function(X) > 0
+        if is_dask(positive):
+            return np.where(positive, self.classes_[1], self.classes_[0])
         return self.classes_[positive.astype(int)]
 
     def __sklearn_tags__(self):
@@ -286,8 +395,11 @@ class _DPLinearClassifier(_SharedAccountantMixin, ClassifierMixin, BaseEstimator
 
 
 _CLASSIFIER_NOTES = """
-    Labels: any two class labels; ``classes_`` (sorted) is read from y, i.e. the
-    label *names* are treated as public. ``classes_[1]`` is mapped to +1.
+    Labels: ``classes`` names the two labels (public, never read from y);
+    ``classes_`` is them sorted, and ``classes_[1]`` is mapped to +1. A label in
+    y that is not in ``classes`` raises before anything is charged. No solver
+    diagnostic (iterations, gradient norm) is exposed: it would be computed
+    from the data without noise.
 
     Intercept: with ``fit_intercept=True`` each row x is mapped to
     z = [x, 1]/√2 — a fixed map, so ‖z‖ <= 1 whenever ‖x‖ <= 1 and the norm bound
@@ -308,6 +420,8 @@ class DPLogisticRegression(_DPLinearClassifier):
     {notes}
     Parameters
     ----------
+    classes : sequence of two labels
+        The public class labels (required at ``fit``).
     epsilon : float, default 1.0
         ε of each fit.
     lam : float, default 0.01
@@ -322,15 +436,15 @@ class DPLogisticRegression(_DPLinearClassifier):
     tol : float, default 1e-9
         Gradient-norm certificate of the minimiser (see :mod:`dpstats.erm`).
     max_iter : int, default 5000
+    noise : {{"exact", "float"}}, default "exact"
 
     Attributes
     ----------
     coef_ : numpy.ndarray, shape (1, n_features_in_)
     intercept_ : numpy.ndarray, shape (1,)
     classes_ : numpy.ndarray, shape (2,)
+        ``classes``, sorted.
     n_features_in_ : int
-    n_iter_ : int
-        Iterations of the certified solver (L-BFGS-B plus Newton steps).
 
     Examples
     --------
@@ -339,13 +453,14 @@ class DPLogisticRegression(_DPLinearClassifier):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-0.5, 0.5, (2000, 2))
     >>> y = np.where(X[:, 0] > 0, "yes", "no")
-    >>> clf = DPLogisticRegression(epsilon=1.0, random_state=0).fit(X, y)
+    >>> clf = DPLogisticRegression(classes=["no", "yes"], epsilon=1.0, random_state=0).fit(X, y)
     >>> clf.classes_.tolist()
     ['no', 'yes']
     """
 
-    def __init__(self, *, epsilon=1.0, lam=0.01, method="objective", fit_intercept=True, clip=False, accountant=None,
-                 random_state=None, tol=DEFAULT_TOL, max_iter=DEFAULT_MAX_ITER):
+    def __init__(self, *, classes=None, epsilon=1.0, lam=0.01, method="objective", fit_intercept=True, clip=False,
+                 accountant=None, random_state=None, tol=DEFAULT_TOL, max_iter=DEFAULT_MAX_ITER, noise="exact"):
+        self.classes = classes
         self.epsilon = epsilon
         self.lam = lam
         self.method = method
@@ -355,6 +470,7 @@ class DPLogisticRegression(_DPLinearClassifier):
         self.random_state = random_state
         self.tol = tol
         self.max_iter = max_iter
+        self.noise = noise
 
     def _loss(self):
         return _LOGISTIC
@@ -362,7 +478,7 @@ class DPLogisticRegression(_DPLinearClassifier):
     def predict_proba(self, X):
         """Class probabilities, columns in the order of ``classes_``."""
         p = expit(self.decision_function(X))
-        return np.column_stack([1.0 - p, p])
+        return np.stack([1.0 - p, p], axis=1)
 
 
 class DPLinearSVC(_DPLinearClassifier):
@@ -374,6 +490,8 @@ class DPLinearSVC(_DPLinearClassifier):
     {notes}
     Parameters
     ----------
+    classes : sequence of two labels
+        The public class labels (required at ``fit``).
     epsilon : float, default 1.0
         ε of each fit.
     lam : float, default 0.01
@@ -387,15 +505,15 @@ class DPLinearSVC(_DPLinearClassifier):
     random_state : None, int or numpy.random.Generator
     tol : float, default 1e-9
     max_iter : int, default 5000
+    noise : {{"exact", "float"}}, default "exact"
 
     Attributes
     ----------
     coef_ : numpy.ndarray, shape (1, n_features_in_)
     intercept_ : numpy.ndarray, shape (1,)
     classes_ : numpy.ndarray, shape (2,)
+        ``classes``, sorted.
     n_features_in_ : int
-    n_iter_ : int
-        Iterations of the certified solver (L-BFGS-B plus Newton steps).
 
     Examples
     --------
@@ -404,12 +522,14 @@ class DPLinearSVC(_DPLinearClassifier):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-0.5, 0.5, (2000, 2))
     >>> y = (X[:, 0] > 0).astype(int)
-    >>> DPLinearSVC(epsilon=1.0, random_state=0).fit(X, y).predict(X[:3]).shape
+    >>> DPLinearSVC(classes=[0, 1], epsilon=1.0, random_state=0).fit(X, y).predict(X[:3]).shape
     (3,)
     """
 
-    def __init__(self, *, epsilon=1.0, lam=0.01, h=0.5, method="objective", fit_intercept=True, clip=False,
-                 accountant=None, random_state=None, tol=DEFAULT_TOL, max_iter=DEFAULT_MAX_ITER):
+    def __init__(self, *, classes=None, epsilon=1.0, lam=0.01, h=0.5, method="objective", fit_intercept=True,
+                 clip=False, accountant=None, random_state=None, tol=DEFAULT_TOL, max_iter=DEFAULT_MAX_ITER,
+                 noise="exact"):
+        self.classes = classes
         self.epsilon = epsilon
         self.lam = lam
         self.h = h
@@ -420,6 +540,7 @@ class DPLinearSVC(_DPLinearClassifier):
         self.random_state = random_state
         self.tol = tol
         self.max_iter = max_iter
+        self.noise = noise
 
     def _loss(self):
         return _huber(self.h)

@@ -9,6 +9,8 @@ own classes so that callers can catch them separately.
 __all__ = [
     "BudgetExceededError",
     "DataValidationError",
+    "FloatingPointNoiseWarning",
+    "MixedScalesWarning",
     "NotPrivateError",
     "NotPrivateWarning",
     "OutOfBoundsError",
@@ -50,3 +52,25 @@ class NotPrivateError(PrivacyError):
 
 class NotPrivateWarning(UserWarning):
     """The release is not differentially private (for example the SN / Wishart mechanism)."""
+
+
+class FloatingPointNoiseWarning(UserWarning):
+    """The release used floating-point noise (``noise="float"``), which leaks through its low-order bits.
+
+    Mironov (CCS 2012): the doubles that ``value + noise`` can produce depend on
+    ``value``. dpstats' default noise is exact integer noise on a public grid;
+    the float option exists to reproduce published numbers.
+    """
+
+
+class MixedScalesWarning(UserWarning):
+    """One coordinate's range dominates the sensitivity of a vector release, so the others drown in its noise.
+
+    A vector mean or variance is calibrated to the sensitivity of the whole
+    vector (the sum, or the root of the sum of squares, of the per-column
+    sensitivities), and every column gets that noise. With bounds
+    ``([0, 0], [100, 200000])`` the age column gets noise scaled to incomes. The
+    release is correct; pass ``weights=`` to give each column its own share of
+    ε, so that each gets noise scaled to its own range. The warning's text holds
+    public values only (bounds, n, column names).
+    """

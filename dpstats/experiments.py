@@ -15,7 +15,8 @@ number of repetitions leaves the existing cells unchanged.
 from __future__ import annotations
 
 import csv
-import tempfile
+import os
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -28,19 +29,45 @@ __all__ = [
     "mean_and_error",
     "output_folder",
     "plot_sweep",
+    "progress",
     "save_figure",
     "save_table",
     "sweep",
 ]
 
 
-def output_folder(output_dir: str | Path | None) -> Path:
-    """The folder a notebook writes into: ``output_dir`` (created if needed), or a fresh temporary folder if None."""
+def output_folder(output_dir: str | Path | None) -> Path | None:
+    """The folder a notebook writes its figures and tables into: ``output_dir``, created if needed.
+
+    None means "show, do not save": :func:`save_figure` and :func:`save_table` then write nothing. (A temporary
+    folder would outlive a kernel that is killed rather than shut down, as nbval does after every notebook, and
+    fill /tmp; the report runner always passes a folder.)
+    """
     if output_dir is None:
-        return Path(tempfile.mkdtemp(prefix="dpstats-"))
+        return None
     folder = Path(output_dir)
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+def progress(iterable=None, **options):
+    """A tqdm progress bar over ``iterable`` (``options`` go to tqdm: ``total``, ``desc``, ``disable``, ...).
+
+    Interactively it is tqdm's automatic choice (a widget in Jupyter). Under the report runner, which sets the
+    environment variable ``DPSTATS_PROGRESS=text`` in the notebook's kernel, it is a plain-text bar on stderr,
+    redrawn at most once a second: the runner streams it to the terminal while the cell runs, and the executed
+    notebook keeps only its final state.
+    """
+    if os.environ.get("DPSTATS_PROGRESS") == "text":
+        from tqdm.std import tqdm
+
+        options = {"file": sys.stderr, "mininterval": 1.0, **options}
+    else:
+        from tqdm.auto import tqdm
+    return tqdm(iterable, **options)
+
+
+_progress_bar = progress  # sweep's own parameter is called `progress`
 
 
 def sweep(fn: Callable[[object, np.random.Generator], object], grid: Sequence, *, n_seeds: int, seed: int,
@@ -78,13 +105,11 @@ def sweep(fn: Callable[[object, np.random.Generator], object], grid: Sequence, *
     >>> runs.shape
     (2, 3)
     """
-    from tqdm.auto import tqdm
-
     n_seeds = check_int(n_seeds, "n_seeds")
     seed = check_int(seed, "seed", low=0)
     grid = list(grid)
     results = []
-    with tqdm(total=len(grid) * n_seeds, desc=desc, disable=not progress) as bar:
+    with _progress_bar(total=len(grid) * n_seeds, desc=desc, disable=not progress) as bar:
         for i, value in enumerate(grid):
             row = []
             for j in range(n_seeds):
@@ -114,8 +139,10 @@ def plot_sweep(ax, x: Sequence[float], values: np.ndarray, *, label: str, **styl
     return ax.errorbar(x, mean, yerr=error, label=label, **style)
 
 
-def save_figure(fig, folder: str | Path, name: str) -> Path:
-    """Save ``fig`` as ``folder/name.png`` (150 dpi, tight bounding box) and return the path."""
+def save_figure(fig, folder: str | Path | None, name: str) -> Path | None:
+    """Save ``fig`` as ``folder/name.png`` (150 dpi, tight bounding box) and return the path; None: save nothing."""
+    if folder is None:
+        return None
     path = Path(folder) / f"{name}.png"
     fig.savefig(path, dpi=150, bbox_inches="tight")
     return path
@@ -159,8 +186,10 @@ def _cell(value, fmt: str) -> str:
     return str(value)
 
 
-def save_table(table: Table, folder: str | Path, name: str) -> Path:
-    """Write ``table`` as ``folder/name.csv`` (header row first) and return the path."""
+def save_table(table: Table, folder: str | Path | None, name: str) -> Path | None:
+    """Write ``table`` as ``folder/name.csv`` (header row first) and return the path; None: write nothing."""
+    if folder is None:
+        return None
     path = Path(folder) / f"{name}.csv"
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)

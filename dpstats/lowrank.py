@@ -26,9 +26,13 @@ Two methods, both (ε, δ)-DP with δ > 0:
 from __future__ import annotations
 
 import math
+import numbers
+from fractions import Fraction
 
 import numpy as np
+from scipy.special import erfcinv
 
+from ._engine import dask_engine, is_dask
 from ._validation import (
     check_array,
     check_choice,
@@ -37,11 +41,13 @@ from ._validation import (
     check_finite,
     check_int,
     check_positive,
-    check_rng,
+    raise_nonfinite,
 )
-from .accounting import Accountant, charge
+from .accounting import Accountant, Gaussian, charge, check_accountant
 from .exceptions import ParameterError
-from .noise import gaussian_sigma
+from .noise.calibration import gaussian_sigma
+from .noise.random import check_rng, describe
+from .noise.release import NOISE, Statistic, grid_for, make_noise
 
 __all__ = ["low_rank", "range_finder_sensitivity"]
 
@@ -69,37 +75,50 @@ def _truncated_svd(M: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 def low_rank(A, k: int, epsilon: float, delta: float, *, method: str = "range_finder",
              oversampling: int | None = None, prune: float | None = None, split: float = 0.5, rng=None,
-             accountant: Accountant | None = None) -> np.ndarray:
+             accountant: Accountant | None = None, noise: str = "exact") -> np.ndarray:
     """Differentially private rank-k approximation of A (Hardt & Roth 2012).
 
     ``method="range_finder"`` (Hardt & Roth, Section 6, algorithm PFP). With
-    ℓ = k + p measurements, the budget is split into (ε₁, δ₁) = split · (ε, δ)
-    for the range finder and (ε₂, δ₂) = the rest for the projection; the two
-    compose to (ε, δ) (basic composition; the projection's noise scale depends
-    only on the first stage's private output).
+    ℓ = k + p measurements (ℓ <= min(m, n)), the budget is split into
+    (ε₁, δ₁) = split · (ε, δ) for the range finder and (ε₂, δ₂) = the rest for
+    the projection; the two compose to (ε, δ) (the projection's noise scale
+    depends only on the first stage's private output).
 
     1. *Range finder* (Figure 2, Lemma 4.1). Draw a secret n × ℓ standard
        Gaussian Ω and release Y = AΩ + N₁. Between neighbours Y changes in one
        row by vᵀΩ ~ N(0, ‖v‖² I_ℓ), whose norm exceeds
-       τ = :func:`range_finder_sensitivity` (ℓ, δ₁/2) with probability <= δ₁/2;
-       N₁ is iid N(0, σ₁²) with σ₁ the analytic Gaussian σ for sensitivity τ at
-       (ε₁, δ₁/2). Hence (ε₁, δ₁)-DP. Q = orthonormal basis of Y (m × ℓ).
+       τ = :func:`range_finder_sensitivity` (ℓ, δ₁/4) with probability <= δ₁/4;
+       N₁ is Gaussian with σ₁ calibrated for sensitivity τ at (ε₁, δ₁/2).
+       Hence (ε₁, δ₁)-DP, with δ₁/4 left for the floating-point bound below.
+       Q = orthonormal basis of Y (m × ℓ).
     2. *Pruning* (optional, Section 5.1): entries of Q with magnitude above the
        public threshold ``prune`` are set to 0, which lowers the sensitivity of
        the next step at the cost of a bias controlled by the coherence.
     3. *Projection* (Figure 3, Lemma 4.6). Release W = QᵀA + N₂ (ℓ × n). Between
        neighbours QᵀA changes by Qᵀe_i vᵀ, of Frobenius norm ‖Q_i‖₂ ‖v‖₂, so the
        L2 sensitivity is the largest row norm r = max_i ‖Q_i‖₂ of the (already
-       public) basis, and N₂ is iid N(0, σ₂²) with σ₂ calibrated for r at
+       public) basis, and N₂ is Gaussian with σ₂ calibrated for r at
        (ε₂, δ₂). Hardt & Roth calibrate each row of W separately (by the
        largest entry of each column of Q) and combine them by advanced
        composition; one joint Gaussian release with sensitivity r is never
        noisier than that. Low coherence makes r small (about √(ℓ/m)).
     4. Output the best rank-k approximation of Q W (post-processing).
 
-    ``method="input_perturbation"``: Â = A + N with N iid N(0, σ²), σ for L2
+    ``method="input_perturbation"``: Â = A + N with N Gaussian, σ for L2
     sensitivity 1 (the whole matrix changes by e_i vᵀ, of Frobenius norm <= 1),
     then the truncated SVD of Â.
+
+    Exactness (``noise="exact"``). Every release is exact discrete Gaussian
+    noise on a public grid (:mod:`dpstats.noise.release`). A itself is released
+    exactly by input perturbation. The products AΩ and QᵀA are computed in
+    floating point: entry (i, j) of AΩ is within γ_n ‖A_i‖₁ max|Ω| of the
+    exact value (any summation order), and max|Ω| <= t except with probability
+    δ₁/4 (a Gaussian tail over the nℓ entries); entry (j, c) of QᵀA is within
+    γ_m ‖A_{:,c}‖₁ (|Q| <= 1). Hardt & Roth's entries are unbounded, so these
+    errors are bounded by the data: before anything is charged, dpstats checks
+    that they stay below a quarter of the noise grid (for the neighbour too: a
+    row moves by at most √n in L1) and raises :class:`ParameterError` if not
+    (rescale A); the release then charges half a grid step per entry for them.
 
     Parameters
     ----------
@@ -114,8 +133,8 @@ def low_rank(A, k: int, epsilon: float, delta: float, *, method: str = "range_fi
         0 < δ < 1.
     method : {"range_finder", "input_perturbation"}, default "range_finder"
     oversampling : int, optional
-        p >= 0 (range finder only); ℓ = k + p <= n. Default min(k, n − k)
-        (Hardt & Roth's Theorem 3.1 uses p = k).
+        p >= 0 (range finder only); ℓ = k + p <= min(m, n). Default
+        min(k, min(m, n) − k) (Hardt & Roth's Theorem 3.1 uses p = k).
     prune : float, optional
         Public pruning threshold η > 0 for the entries of Q (range finder
         only); ``None`` skips pruning (their Theorem 6.3 setting).
@@ -124,7 +143,9 @@ def low_rank(A, k: int, epsilon: float, delta: float, *, method: str = "range_fi
     rng : None, int or numpy.random.Generator
         Source of randomness (including the secret Ω).
     accountant : Accountant, optional
-        Charged (ε, δ) once, before any noise is drawn.
+        Charged once, before any noise is drawn.
+    noise : {"exact", "float"}, default "exact"
+        Exact discrete noise on a grid, or floating-point noise (warns).
 
     Returns
     -------
@@ -136,7 +157,8 @@ def low_rank(A, k: int, epsilon: float, delta: float, *, method: str = "range_fi
     Hardt & Roth, "Beating randomized response on incoherent matrices", STOC
     2012. Halko, Martinsson & Tropp, "Finding structure with randomness",
     SIAM Review 53(2), 2011. Blum, Dwork, McSherry & Nissim, "Practical
-    privacy: the SuLQ framework", PODS 2005.
+    privacy: the SuLQ framework", PODS 2005. Higham, "Accuracy and Stability of
+    Numerical Algorithms", 2002, Section 3.1.
 
     Examples
     --------
@@ -150,33 +172,122 @@ def low_rank(A, k: int, epsilon: float, delta: float, *, method: str = "range_fi
     """
     epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
     check_choice(method, "method", METHODS)
+    check_choice(noise, "noise", NOISE)
+    check_accountant(accountant)
     if delta == 0:
         raise ParameterError("low_rank needs delta > 0 (both methods add Gaussian noise)")
-    A = check_finite(check_array(A, "A", ndim=(2,)), "A")
+    A = check_array(A, "A", ndim=(2,))
     m, n = A.shape
     k = check_int(k, "k", low=1, high=min(m, n))
     if method == "input_perturbation":
-        sigma = gaussian_sigma(1.0, epsilon, delta)
-        charge(accountant, epsilon, delta, mechanism="low_rank", note="input perturbation")
-        L, R = _truncated_svd(A + rng.normal(0.0, sigma, size=A.shape), k)
+        if is_dask(A):
+            dask_engine().refuse_input_perturbation()
+        check_finite(A, "A")
+        release = make_noise(epsilon=epsilon, delta=delta, sensitivity=1.0, changed=n, noise=noise)
+        charge(accountant, "low_rank", [release.event], note=f"input perturbation; {describe(rng)}")
+        L, R = _truncated_svd(release.apply(Statistic(A), rng), k)
         return L @ R
-    p = min(k, n - k) if oversampling is None else check_int(oversampling, "oversampling", low=0, high=n - k)
+    room = min(m, n) - k
+    p = min(k, room) if oversampling is None else check_int(oversampling, "oversampling", low=0, high=room)
     if prune is not None:
         prune = check_positive(prune, "prune")
-    if not (isinstance(split, (int, float)) and 0 < split < 1):
+    if isinstance(split, bool) or not (isinstance(split, numbers.Real) and 0 < split < 1):
         raise ParameterError(f"split must be a number with 0 < split < 1; got {split!r}")
     ell = k + p
     eps1, delta1 = split * epsilon, split * delta
-    eps2, delta2 = epsilon - eps1, delta - delta1
-    sigma1 = gaussian_sigma(range_finder_sensitivity(ell, delta1 / 2), eps1, delta1 / 2)
-    charge(accountant, epsilon, delta, mechanism="low_rank", note=f"range finder, l={ell}, split={split:g}")
+    eps2, delta2 = _rest(epsilon, eps1), _rest(delta, delta1)
+    tail = delta1 / 4
+    tau = range_finder_sensitivity(ell, tail)
+    omega_max = math.sqrt(2.0) * float(erfcinv(tail / (n * ell)))
+    # Ω is secret and data-independent; drawing it before the charge (which uses no randomness) leaves the
+    # stream, hence every release, as it was, and lets one pass over A check it and compute AΩ.
     omega = rng.standard_normal((n, ell))
-    Q = np.linalg.qr(A @ omega + rng.normal(0.0, sigma1, size=(m, ell)))[0]
+    row_l1, column_l1, sketch = _first_pass(A, omega)
+    finder_slack = _float_error_slack(row_l1, _grid(tau, ell, noise), gamma(n) * omega_max, extra=math.sqrt(n))
+    r_floor = math.sqrt(ell / m)  # the smallest possible largest row norm of an m × ell orthonormal basis
+    projection_slack = _float_error_slack(column_l1, _grid(r_floor, ell * n, noise), gamma(m) * _QR_MARGIN,
+                                          extra=1.0)
+    finder = make_noise(epsilon=eps1, delta=delta1, sensitivity=tau, changed=ell, slack=finder_slack, noise=noise,
+                        failure=delta1 / 2, grid_bits=_GRID_BITS)
+    charge(accountant, "low_rank", [finder.event, _projection_event(eps2, delta2)],
+           note=f"range finder, l={ell}, split={split:g}; the projection is calibrated after the range finder, from "
+                f"its public output; {describe(rng)}")
+    Q = np.linalg.qr(finder.apply(Statistic(sketch), rng))[0]
     if prune is not None:
         Q[np.abs(Q) > prune] = 0.0
-    r = float(np.sqrt(np.einsum("ij,ij->i", Q, Q).max()))
-    W = Q.T @ A + rng.normal(0.0, gaussian_sigma(r, eps2, delta2), size=(ell, n))
+    # Q comes from a floating-point QR (and pruning): its row norms are computed, then rounded up generously.
+    r = float(np.sqrt(np.einsum("ij,ij->i", Q, Q).max())) * _QR_MARGIN
+    projection = make_noise(epsilon=eps2, delta=delta2, sensitivity=max(r, r_floor), changed=ell * n,
+                            slack=projection_slack, noise=noise, grid_bits=_GRID_BITS)
+    W = projection.apply(Statistic(dask_engine().row_product(Q, A) if is_dask(A) else Q.T @ A), rng)
     # Q W has rank <= ell; its best rank-k approximation via the small factor R2 W (Q = Q2 R2).
     Q2, R2 = np.linalg.qr(Q)
     L, R = _truncated_svd(R2 @ W, k)
+    if is_dask(A):  # m × n, as large as A: returned lazily, in A's row chunks
+        return dask_engine().lazy_product(Q2 @ L, R, like=A)
     return (Q2 @ L) @ R
+
+
+def gamma(count: int) -> float:
+    """γ_count = count·u/(1 − count·u): the relative error bound of a sum of ``count`` products (Higham 2002)."""
+    return count * 2.0**-53 / (1.0 - count * 2.0**-53)
+
+
+def _rest(total: float, part: float) -> float:
+    """total − part, rounded down so that part + rest never exceeds total."""
+    rest = total - part
+    while Fraction(part) + Fraction(rest) > Fraction(total):
+        rest = math.nextafter(rest, 0.0)
+    return rest
+
+
+#: Q is orthonormal to within O(m·l·u) (a floating-point QR); |Q_ij| and its row norms are taken this much larger.
+_QR_MARGIN = 1.0 + 2.0**-30
+
+#: The products AΩ and QᵀA have floating-point errors that grow with A's entries; a grid 2^-10 of the sensitivity
+#: per entry leaves room for them at a cost of about 0.15 % more noise.
+_GRID_BITS = 10
+
+
+def _grid(sensitivity: float, changed: int, noise: str) -> Fraction | None:
+    """The noise grid of a Gaussian release of this sensitivity (None for floating-point noise)."""
+    return None if noise == "float" else grid_for(sensitivity / math.sqrt(changed), _GRID_BITS)
+
+
+def _first_pass(A, omega: np.ndarray) -> tuple[float, float, np.ndarray]:
+    """A checked for NaN and infinity, its largest row and column L1 norms, and AΩ; one pass over a dask A."""
+    if is_dask(A):
+        nonfinite, row_l1, column_l1, sketch = dask_engine().sketch(A, omega)
+        if nonfinite:
+            raise_nonfinite("A", nonfinite)
+        return row_l1, float(column_l1.max()), sketch
+    check_finite(A, "A")
+    absolute = np.abs(A)
+    return float(absolute.sum(axis=1).max()), float(absolute.sum(axis=0).max()), A @ omega
+
+
+def _float_error_slack(largest_l1: float, grid: Fraction | None, factor: float, *, extra: float) -> float:
+    """Check that factor · (``largest_l1``, the largest L1 norm of A along the products' sums, plus ``extra`` for
+    the neighbour) stays within a quarter of the noise grid, and return the public slack that covers it (half a
+    grid step, for two datasets).
+
+    The check reads the data, before anything is charged (its error is seen by the caller only)."""
+    if grid is None:  # floating-point noise: no grid to protect
+        return 0.0
+    error = factor * (largest_l1 + extra)
+    if not error <= float(grid) / 4:
+        raise ParameterError(
+            f"A's entries are too large for a floating-point-safe release at this noise level: the products' "
+            f"rounding error ({error:.3g}) would exceed a quarter of the noise grid ({float(grid):.3g}); divide A "
+            "by a public constant (the guarantee is for A's rows changing by a vector of norm <= 1, so scale the "
+            "neighbouring relation with it)"
+        )
+    return float(grid) / 2
+
+
+def _projection_event(epsilon: float, delta: float) -> Gaussian:
+    """The projection's privacy event, known before its sensitivity r: a Gaussian whose multiplier σ/r is fixed
+    by (ε₂, δ₂) alone (the analytic calibration is proportional to the sensitivity, up to its bisection's
+    1e-10; the recorded multiplier is taken 2^-30 smaller, so the release never has less noise than recorded)."""
+    multiplier = gaussian_sigma(1.0, epsilon, delta) * (1.0 - 2.0**-30)
+    return Gaussian(epsilon, delta, sigma=multiplier, sensitivity=1.0, discrete=False)

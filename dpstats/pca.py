@@ -14,46 +14,59 @@ Neighbours replace one row x by x′ (n is public), so A changes by
   two PSD rank-one matrices of norm <= 1), so ‖D‖₂ <= 1;
 * for V with orthonormal columns, tr(Vᵀ D V) = ‖Vᵀx‖² − ‖Vᵀx′‖² lies in [−1, 1].
 
+These bounds scale with R², the largest squared norm a row can have after the
+row-norm check (:func:`dpstats._statistics.norm_bound_squared`: 1 plus the
+check's tolerance and rounding, below 1 + 1e-9); every sensitivity below uses
+R² where the papers write 1, so none is understated.
+
+Noise. :func:`pca_ag` rounds XᵀX block by block to a public grid and adds
+exact discrete Gaussian noise (:mod:`dpstats.noise.release`); the power method
+adds exact discrete noise to each A·Y with the floating-point error of A·Y
+bounded and charged. The exponential mechanism (:func:`pca_ppca`) has no known
+floating-point-exact sampler: its output is rounded to a public grid of 2^-32,
+and its ledger note says that the sampler is floating point.
+
 Mechanisms: :func:`pca_ag` (Analyze Gauss), :func:`pca_sn` (the ICASSP 2016 SN
 algorithm, **not** private, see its erratum), :func:`pca_ppm` (noisy power
 method), :func:`pca_ppca` (exponential mechanism, matrix Bingham) and the
 dispatcher :func:`pca`. :func:`top_components` post-processes any symmetric
 estimate of A.
+
+Tables: every function here takes a pandas or polars DataFrame (numeric
+columns) as ``X`` and names its result by the columns: the d × k loadings as a
+DataFrame indexed by column with columns ``pc1`` … ``pck`` (polars: one row per
+column, in order), the d × d matrices with the column names on both axes.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import os
+import numbers
 import warnings
 
 import numpy as np
 
-from ._blocks import row_blocks
+from ._statistics import float_gram, float_gram_error, grid_gram, norm_bound_squared, symmetric_from_upper
+from ._tables import named_rows
 from ._validation import (
-    NORM_TOLERANCE,
     check_array,
     check_choice,
     check_delta,
     check_epsilon,
     check_finite,
     check_int,
-    check_rng,
     check_row_norms,
 )
-from .accounting import Accountant, charge
+from .accounting import DEFAULT_DELTA, Accountant, charge, check_accountant, split_epsilon
+from .accounting.events import Exponential
 from .exceptions import DataValidationError, NotPrivateWarning, ParameterError
-from .noise import gaussian_sigma, laplace_scale, sample_symmetric_gaussian
+from .noise.random import check_rng, describe
+from .noise.release import GRID_BITS, NOISE, Statistic, grid_for, make_noise
 
 __all__ = ["pca", "pca_ag", "pca_ppca", "pca_ppm", "pca_sn", "second_moment", "top_components"]
 
 MECHANISMS = ("ag", "sn", "ppm", "ppca")
-
-# Bytes per block when X.T @ X is accumulated: a block stays in the (L3) cache while its row
-# norms are checked and its product is taken.
-_BLOCK_BYTES = 16 * 2**20
-_MIN_BLOCK_ROWS = 256  # the d × d update per block stays negligible against the block's product
 
 SN_ERRATUM = (
     "Imtiaz (2017), 'A Note on Wishart Mechanisms for (epsilon, 0) Differential Privacy', proves that "
@@ -63,18 +76,14 @@ SN_ERRATUM = (
 
 
 def second_moment(X, *, clip: bool = False) -> np.ndarray:
-    """Validate ``X`` (rows with ‖x_i‖₂ <= 1, finite) and return ``A = Xᵀ X``.
+    """Validate ``X`` (rows with ‖x_i‖₂² <= 1 + τ, finite) and return ``A = Xᵀ X`` in floating point.
 
     The product is accumulated over blocks of rows; each block's row norms are
-    checked while the block is in cache, so the check costs little on top of the
+    checked while the block is in cache, and the rows are split into one part
+    per core, each in its own thread with a single-threaded BLAS
+    (:mod:`dpstats._statistics`), so the check costs little on top of the
     product and X is never copied (unless it is not float64, or ``clip=True``
-    has to rescale rows). When X spans several blocks, its rows are split into
-    one contiguous part per core, each handled by its own thread with a
-    single-threaded BLAS (for the duration of the call): the norm check then
-    runs on every core as well, and the whole costs about what ``X.T @ X``
-    alone costs (``benchmarks/bench_pca.py``). The order of summation depends on
-    the number of cores, so results agree across machines to rounding (about
-    1e-13 relative), not bit for bit; on one machine they are reproducible.
+    has to rescale rows). Results agree across core counts to rounding.
 
     Parameters
     ----------
@@ -89,55 +98,21 @@ def second_moment(X, *, clip: bool = False) -> np.ndarray:
     numpy.ndarray, shape (d, d)
         ``Xᵀ X`` (symmetric, not divided by n).
     """
+    return float_gram(_checked_X(X, clip))
+
+
+def _checked_X(X, clip: bool) -> np.ndarray:
     X = check_array(X, "X", ndim=(2,))
     if X.shape[1] < 1:
         raise DataValidationError(f"X must have at least one column; got shape {X.shape}")
-    if clip:
-        X = check_row_norms(X, "X", clip=True)
-    parts = min(_cores(), len(row_blocks(X, _BLOCK_BYTES, _MIN_BLOCK_ROWS)))
-    if parts == 1:
-        partials = [_checked_gram(X)]
-    else:
-        from concurrent.futures import ThreadPoolExecutor  # only large X needs threads: keep `import dpstats` light
-
-        edges = np.linspace(0, X.shape[0], parts + 1).astype(int)
-        with _blas_controller().limit(limits=1, user_api="blas"), ThreadPoolExecutor(parts) as pool:
-            partials = list(pool.map(lambda a, b: _checked_gram(X[a:b]), edges[:-1], edges[1:]))
-    if any(A is None for A in partials):
-        check_row_norms(X, "X")  # raises with the count over all rows
-    return sum(partials)
-
-
-@functools.cache
-def _blas_controller():
-    """threadpoolctl's handle on the BLAS libraries loaded so far (numpy's is loaded with numpy); made once,
-    because finding the libraries costs milliseconds per call."""
-    from threadpoolctl import ThreadpoolController  # installed with scikit-learn
-
-    return ThreadpoolController()
-
-
-def _cores() -> int:
-    """CPUs this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-def _checked_gram(X: np.ndarray) -> np.ndarray | None:
-    """Σ_blocks BᵀB over blocks of rows, or None as soon as a block has a row with norm > 1 (or NaN)."""
-    limit = 1.0 + NORM_TOLERANCE
-    A = np.zeros((X.shape[1], X.shape[1]))
-    for rows in row_blocks(X, _BLOCK_BYTES, _MIN_BLOCK_ROWS):
-        block = X[rows]
-        if not np.einsum("ij,ij->i", block, block).max() <= limit:  # also true for NaN
-            return None
-        A += block.T @ block
-    return A
+    return check_row_norms(X, "X", clip=True) if clip else X
 
 
 def _check_k(k, d: int) -> int:
     return check_int(k, "k", low=1, high=d)
 
 
+@named_rows("components")
 def top_components(A_hat, k: int) -> np.ndarray:
     """The eigenvectors of the ``k`` largest eigenvalues of a symmetric matrix.
 
@@ -155,7 +130,9 @@ def top_components(A_hat, k: int) -> np.ndarray:
     Returns
     -------
     numpy.ndarray, shape (d, k)
-        Orthonormal columns, ordered by decreasing eigenvalue.
+        Orthonormal columns, ordered by decreasing eigenvalue (a DataFrame
+        indexed like ``A_hat``'s columns, with columns ``pc1`` … ``pck``, when
+        ``A_hat`` is one).
 
     Examples
     --------
@@ -179,8 +156,29 @@ def top_components(A_hat, k: int) -> np.ndarray:
     return np.ascontiguousarray(vecs[:, ::-1])
 
 
+def _no_k(function):
+    """pca_ag takes (X, epsilon, delta) and returns the d × d matrix; a call in the style of pca_ppm
+    (X, k, epsilon, delta) gets an error that says where k goes, instead of Python's bare TypeError."""
+
+    @functools.wraps(function)
+    def wrapper(X, *args, **kwargs):
+        hint = ("pca_ag(X, epsilon, delta) takes no k: it returns the noisy d x d second-moment matrix. For the "
+                "top-k components use dps.pca(X, k, epsilon=..., delta=...) (mechanism='ag' by default) or "
+                "dps.top_components(dps.pca_ag(X, epsilon, delta), k)")
+        if len(args) > 2:
+            raise TypeError(hint)
+        delta = args[1] if len(args) == 2 else kwargs.get("delta", 0.5)
+        if isinstance(delta, numbers.Real) and not isinstance(delta, bool) and delta >= 1:
+            raise ParameterError(f"delta must be a number with 0 <= delta < 1; got {delta!r}. {hint}")
+        return function(X, *args, **kwargs)
+
+    return wrapper
+
+
+@named_rows("features")
+@_no_k
 def pca_ag(X, epsilon: float, delta: float, *, calibration: str = "analytic", clip: bool = False, rng=None,
-           accountant: Accountant | None = None) -> np.ndarray:
+           accountant: Accountant | None = None, noise: str = "exact") -> np.ndarray:
     """Analyze Gauss: ``Xᵀ X`` plus a symmetric Gaussian matrix ((ε, δ)-DP).
 
     Follows Dwork, Talwar, Thakurta & Zhang (2014), Algorithm 1: add a symmetric
@@ -190,13 +188,21 @@ def pca_ag(X, epsilon: float, delta: float, *, calibration: str = "analytic", cl
     upper triangle of A = XᵀX, which changes by the upper triangle of
     ``D = x xᵀ − x′ x′ᵀ``. Its Euclidean norm is at most ‖D‖_F (each off-diagonal
     entry is counted once instead of twice), and
-    ‖D‖_F² = ‖x‖⁴ + ‖x′‖⁴ − 2 (xᵀx′)² <= 2, so **Δ₂ = √2**. The bound is attained
+    ‖D‖_F² = ‖x‖⁴ + ‖x′‖⁴ − 2 (xᵀx′)² <= 2, so **Δ₂ = √2** (√2·R² with the
+    row-norm bound R² of the module docstring). The bound is attained
     (x = e₁, x′ = e₂). Dwork et al. state Δ₂ = 1 for add/remove neighbours; the
     papers' replace-one relation needs √2.
 
+    Exactness (the default ``noise="exact"``): each block of rows contributes
+    BᵀB rounded to a public grid G (2^-20 of the per-entry sensitivity) and the
+    integers are added exactly; the release is that integer matrix plus exact
+    discrete Gaussian noise, times G. The per-block rounding and the proven
+    floating-point error of each block's product are charged in the
+    sensitivity (:mod:`dpstats._statistics`).
+
     Parameters
     ----------
-    X : array_like, shape (n, d)
+    X : array_like, pandas or polars DataFrame, shape (n, d)
         Data, one person per row, every row with ‖x_i‖₂ <= 1.
     epsilon : float
         ε > 0.
@@ -209,15 +215,21 @@ def pca_ag(X, epsilon: float, delta: float, *, calibration: str = "analytic", cl
     clip : bool, default False
         Rescale rows of norm > 1 to norm 1 instead of raising.
     rng : None, int or numpy.random.Generator
-        Source of noise; ``None`` uses fresh OS entropy.
+        Source of noise; ``None`` is a cryptographically secure OS-keyed source.
     accountant : Accountant, optional
-        Charged (ε, δ) before any noise is drawn.
+        Charged before any noise is drawn.
+    noise : {"exact", "float"}, default "exact"
+        Exact discrete noise on a grid, or the paper's floating-point noise
+        (warns; ``calibration="classic"`` implies it).
 
     Returns
     -------
     numpy.ndarray, shape (d, d)
         The symmetric noisy second-moment matrix (it may be indefinite); pass it
-        to :func:`top_components` for a subspace.
+        to :func:`top_components` for a subspace, or call :func:`pca` for the
+        top-k components directly (``pca_ag(X, k, epsilon, delta)`` raises a
+        ``TypeError`` that says so). A DataFrame ``X`` gives a DataFrame with
+        its column names on both axes.
 
     References
     ----------
@@ -235,15 +247,29 @@ def pca_ag(X, epsilon: float, delta: float, *, calibration: str = "analytic", cl
     >>> V = dps.top_components(A_hat, 2)
     """
     epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
+    check_choice(calibration, "calibration", ("analytic", "classic"))
+    check_choice(noise, "noise", NOISE)
+    check_accountant(accountant)
     if delta == 0:
         raise ParameterError("pca_ag needs delta > 0 (Gaussian noise); use pca_ppca or pca_ppm for delta = 0")
-    sigma = gaussian_sigma(math.sqrt(2.0), epsilon, delta, calibration)
-    A = second_moment(X, clip=clip)
-    charge(accountant, epsilon, delta, mechanism="pca_ag")
-    A += sample_symmetric_gaussian(A.shape[0], sigma, rng)
-    return A
+    X = _checked_X(X, clip)
+    d = X.shape[1]
+    sensitivity = math.sqrt(2.0) * norm_bound_squared(d)
+    upper = np.triu_indices(d)
+    entries = upper[0].size
+    exact = noise == "exact" and calibration == "analytic"
+    if exact:
+        gram = grid_gram(X, grid_for(sensitivity / math.sqrt(entries), GRID_BITS))
+        statistic, slack = Statistic(gram.values[upper], gram.grid), gram.slack * float(gram.grid)
+    else:
+        statistic, slack = Statistic(float_gram(X)[upper]), 0.0
+    calibrated = make_noise(epsilon=epsilon, delta=delta, sensitivity=sensitivity, changed=entries,
+                            unit=statistic.unit, slack=slack, noise=noise, calibration=calibration)
+    charge(accountant, "pca_ag", [calibrated.event], note=f"{calibration} calibration; {describe(rng)}")
+    return symmetric_from_upper(calibrated.apply(statistic, rng), d)
 
 
+@named_rows("features")
 def pca_sn(X, epsilon: float, *, clip: bool = False, rng=None, accountant: Accountant | None = None) -> np.ndarray:
     """SN (symmetric Wishart noise) of Imtiaz & Sarwate (ICASSP 2016): **not differentially private**.
 
@@ -263,7 +289,7 @@ def pca_sn(X, epsilon: float, *, clip: bool = False, rng=None, accountant: Accou
 
     Parameters
     ----------
-    X : array_like, shape (n, d)
+    X : array_like, pandas or polars DataFrame, shape (n, d)
         Data, rows with ‖x_i‖₂ <= 1.
     epsilon : float
         The paper's ε > 0 (it sets the noise scale; it is not a privacy level).
@@ -295,8 +321,9 @@ def pca_sn(X, epsilon: float, *, clip: bool = False, rng=None, accountant: Accou
     ...     A_hat = dps.pca_sn(X, 1.0, rng=0)
     """
     epsilon, rng = check_epsilon(epsilon), check_rng(rng)
+    check_accountant(accountant)
     A = second_moment(X, clip=clip)
-    warnings.warn(f"pca_sn is not differentially private: {SN_ERRATUM}.", NotPrivateWarning, stacklevel=2)
+    warnings.warn(f"pca_sn is not differentially private: {SN_ERRATUM}.", NotPrivateWarning, stacklevel=3)
     if accountant is not None:
         accountant.refuse("pca_sn", SN_ERRATUM)
     d = A.shape[0]
@@ -318,16 +345,29 @@ def default_n_iter(d: int, k: int) -> int:
     return max(1, math.ceil(10.0 * math.log(d)))
 
 
+#: Y comes from a floating-point QR: its columns are orthonormal to within O(d·k·u) (Higham 2002, Theorem
+#: 19.4), far below this relative margin, which the sensitivities of A·Y include.
+_QR_MARGIN = 1.0 + 2.0**-30
+
+
 def _ppm_sensitivities(d: int, k: int) -> tuple[float, float]:
-    """L2 and L1 sensitivity of A·Y for Y with k orthonormal columns (see :func:`pca_ppm`)."""
-    l2 = 1.0 if k == 1 else math.sqrt(2.0)
-    return l2, 2.0 * math.sqrt(d * k)
+    """L2 and L1 sensitivity of A·Y for Y with k orthonormal columns (see :func:`pca_ppm`), with the row-norm
+    bound R² of the module docstring and :data:`_QR_MARGIN` for Y's rounding."""
+    bound = norm_bound_squared(d) * _QR_MARGIN
+    l2 = bound if k == 1 else math.sqrt(2.0) * bound
+    return math.nextafter(l2, math.inf), math.nextafter(2.0 * math.sqrt(d * k) * bound, math.inf)
 
 
-def _zcdp_rho(epsilon: float, delta: float) -> float:
-    """Largest ρ with ρ + 2√(ρ ln(1/δ)) <= ε (Bun & Steinke 2016, Proposition 1.3)."""
-    log_term = math.log(1.0 / delta)
-    return (math.sqrt(log_term + epsilon) - math.sqrt(log_term)) ** 2
+def _product_error(n: int, d: int) -> float:
+    """A bound on the floating-point error of every entry of fl(Ã·Y) against A·Y, for Ã from
+    :func:`dpstats._statistics.float_gram` and Y with orthonormal columns (public: n, d only).
+
+    |Ã − A| <= e_A entrywise (:func:`dpstats._statistics.float_gram_error`); Σ_l |Y_lk| <= √d; and the
+    product adds at most γ_d Σ_l |Ã_jl||Y_lk| <= γ_d (n R² + e_A) √d (Higham 2002, eq. (3.13)).
+    """
+    e_a = float_gram_error(n, d)
+    gamma = d * 2.0**-53 / (1.0 - d * 2.0**-53)
+    return math.nextafter((e_a + gamma * (n * norm_bound_squared(d) + e_a)) * math.sqrt(d) * _QR_MARGIN, math.inf)
 
 
 def _orthonormal(Y: np.ndarray) -> np.ndarray:
@@ -341,8 +381,9 @@ def random_orthonormal(d: int, k: int, rng: np.random.Generator) -> np.ndarray:
     return Q * np.where(np.diag(R) < 0, -1.0, 1.0)
 
 
+@named_rows("components")
 def pca_ppm(X, k: int, epsilon: float, delta: float, *, n_iter: int | None = None, clip: bool = False, rng=None,
-            accountant: Accountant | None = None) -> np.ndarray:
+            accountant: Accountant | None = None, noise: str = "exact") -> np.ndarray:
     """Noisy (private) power method of Hardt & Price (2014) for the top-k subspace.
 
     Algorithm (Hardt & Price 2014, Figure 1 with the privacy noise of their
@@ -361,16 +402,26 @@ def pca_ppm(X, k: int, epsilon: float, delta: float, *, n_iter: int | None = Non
     Price's entry-level analysis this does not read ‖Y‖_∞, which would make the
     noise scale depend on the data-dependent iterates.
 
-    Calibration. δ > 0: each step is a Gaussian mechanism, ρ-zCDP with
-    ρ = Δ₂²/(2σ²); L adaptive steps are Lρ-zCDP, which implies
-    (Lρ + 2√(Lρ ln(1/δ)), δ)-DP (Bun & Steinke 2016, Lemma 2.3 and Proposition
-    1.3). dpstats solves this for the largest total ρ and uses
-    ``σ = Δ₂ √(L / (2ρ))``. δ = 0: Laplace noise of scale Δ₁ L/ε per entry (ε/L
-    per step, basic composition), pure ε-DP.
+    Calibration. δ > 0: each step is a Gaussian mechanism with multiplier
+    μ = σ/Δ₂, and L adaptive Gaussian steps compose *exactly* into one Gaussian
+    mechanism with multiplier μ/√L (their privacy-loss distributions are
+    Gaussian and add; Dong, Roth & Su 2022, Corollary 3.3), so
+    ``σ = √L · σ_analytic(Δ₂, ε, δ)`` is the smallest σ that makes the whole
+    run (ε, δ)-DP — tighter than the zCDP conversion dpstats used before, and the
+    ledger records one Gaussian event repeated L times. δ = 0: Laplace noise
+    with ε/L per step (basic composition; the split is exact, never above ε),
+    pure ε-DP.
+
+    Exactness. Each A·Y is computed in floating point with an error of at most
+    :func:`_product_error` per entry (a bound that depends on n and d only);
+    neighbours' products can therefore differ by up to twice that beyond the
+    sensitivity, which is charged together with the rounding to the noise grid,
+    and exact discrete noise is added (:mod:`dpstats.noise.release`). At
+    n = 1e6, d = 784 the charge raises σ by about 0.3 %.
 
     Parameters
     ----------
-    X : array_like, shape (n, d)
+    X : array_like, pandas or polars DataFrame, shape (n, d)
         Data, rows with ‖x_i‖₂ <= 1.
     k : int
         Dimension of the subspace, 1 <= k <= d.
@@ -388,7 +439,9 @@ def pca_ppm(X, k: int, epsilon: float, delta: float, *, n_iter: int | None = Non
     rng : None, int or numpy.random.Generator
         Source of noise and of the starting point.
     accountant : Accountant, optional
-        Charged (ε, δ) once, before any noise is drawn.
+        Charged once, before any noise is drawn.
+    noise : {"exact", "float"}, default "exact"
+        Exact discrete noise on a grid, or floating-point noise (warns).
 
     Returns
     -------
@@ -411,73 +464,101 @@ def pca_ppm(X, k: int, epsilon: float, delta: float, *, n_iter: int | None = Non
     (6, 2)
     """
     epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
-    A = second_moment(X, clip=clip)
-    d = A.shape[0]
+    check_choice(noise, "noise", NOISE)
+    check_accountant(accountant)
+    X = _checked_X(X, clip)
+    n, d = X.shape
     k = _check_k(k, d)
     L = default_n_iter(d, k) if n_iter is None else check_int(n_iter, "n_iter", low=1)
     l2, l1 = _ppm_sensitivities(d, k)
+    slack = 2.0 * _product_error(n, d)
     if delta > 0:
-        sigma = l2 * math.sqrt(L / (2.0 * _zcdp_rho(epsilon, delta)))
-
-        def noise():
-            return rng.normal(0.0, sigma, size=(d, k))
+        step = make_noise(epsilon=epsilon, delta=delta, sensitivity=l2, changed=d * k, slack=slack, noise=noise,
+                          repeat=L)
+        events = [step.event]
     else:
-        scale = laplace_scale(l1 * L, epsilon)
-
-        def noise():
-            return rng.laplace(0.0, scale, size=(d, k))
-
-    charge(accountant, epsilon, delta, mechanism="pca_ppm", note=f"{L} noisy iterations")
+        step = make_noise(epsilon=split_epsilon(epsilon, L), delta=0.0, sensitivity=l1, changed=d * k, slack=slack,
+                          noise=noise)
+        events = [step.event] * L
+    A = float_gram(X)
+    charge(accountant, "pca_ppm", events, note=f"{L} noisy iterations; {describe(rng)}")
     Y = random_orthonormal(d, k, rng)
     for _ in range(L):
-        Y = _orthonormal(A @ Y + noise())
+        Y = _orthonormal(step.apply(Statistic(A @ Y), rng))
     return Y
 
 
-def pca_ppca(X, k: int, epsilon: float, *, n_sweeps: int | None = None, clip: bool = False, rng=None,
-             accountant: Accountant | None = None) -> np.ndarray:
-    """Exponential-mechanism PCA (PPCA) of Chaudhuri, Sarwate & Sinha (2013), ε-DP for exact samples.
+SAMPLERS = ("sequential", "gibbs")
 
-    Releases V (d × k, orthonormal) with density on the Stiefel manifold
-    (w.r.t. its uniform measure) ∝ ``exp((ε/2) tr(Vᵀ A V))``, A = XᵀX: the
-    exponential mechanism (McSherry & Talwar 2007) with score q(V) = tr(VᵀAV).
-    Score sensitivity (replace one row): q changes by
-    tr(Vᵀ D V) = ‖Vᵀx‖² − ‖Vᵀx′‖² ∈ [−1, 1], so Δq = 1 and the factor is ε/(2Δq).
-    (Chaudhuri et al., Algorithm 1, write exp((εn/2) tr(Vᵀ Â V)) with Â = A/n:
-    the same density.) The distribution is the matrix Bingham distribution with
-    parameter (ε/2)A.
+#: Output grid of PPCA (the sampler is floating point): entries are rounded to multiples of 2^-OUTPUT_BITS.
+OUTPUT_BITS = 32
 
-    Sampling uses Hoff's (2009) column-wise Gibbs sampler
-    (:func:`dpstats.bingham.sample_matrix_bingham`), each column drawn exactly
-    from its conditional by rejection. **The privacy guarantee holds for exact
-    samples; a finite Markov chain only approximates the distribution**, and the
-    gap is not accounted for. The chain starts from a uniformly random
-    orthonormal matrix, never from the non-private top eigenvectors (which would
-    leak through a short chain).
+
+@named_rows("components")
+def pca_ppca(X, k: int, epsilon: float, *, sampler: str = "sequential", n_sweeps: int | None = None,
+             clip: bool = False, rng=None, accountant: Accountant | None = None) -> np.ndarray:
+    """Exponential-mechanism PCA (PPCA): ε-DP top-k subspace, with a sampler whose guarantee is proven.
+
+    The exponential mechanism (McSherry & Talwar 2007) with score
+    q(V) = tr(VᵀAV), A = XᵀX, on the Stiefel manifold is Chaudhuri, Sarwate &
+    Sinha's (2013) PPCA: density ∝ ``exp((ε/(2Δq)) tr(VᵀAV))``, the matrix
+    Bingham distribution. Score sensitivity (replace one row):
+    tr(Vᵀ D V) = ‖Vᵀx‖² − ‖Vᵀx′‖² ∈ [−R², R²], so Δq = R² (R² <= 1 + 1e-9, the
+    row-norm bound of the module docstring); the score is computed on the
+    floating-point XᵀX, whose entries are within a public e_A of the exact
+    ones, which adds 2·d·e_A per column (:func:`_ppca_sensitivity`).
+
+    ``sampler="sequential"`` (default, proven ε-DP): k exact draws, each an
+    exponential mechanism at ε/k. Draw j samples a unit vector v_j of the
+    orthogonal complement of the public v_1 … v_{j−1} (basis N_j) with density
+    ∝ ``exp((ε/(2kR²)) vᵀ N_jᵀ A N_j v)`` — a vector Bingham distribution, drawn
+    exactly by rejection (:func:`dpstats.bingham.sample_bingham`); its score
+    vᵀ N_jᵀ A N_j v has sensitivity R² as well. By composition the k draws are
+    ε-DP (and, each being ε/k-bounded-range, ε²/(8k)-zCDP, which the accountant
+    uses under "zcdp" and "pld"). k = 1 is the exact mechanism itself. The
+    price: each direction sees ε/k instead of the whole ε (the PCA tutorial
+    and the ICASSP notebook measure the captured energy against Gibbs).
+
+    ``sampler="gibbs"``: the paper's sampler, Hoff's (2009) column-wise Gibbs
+    chain for the matrix Bingham at ε (:func:`dpstats.bingham.sample_matrix_bingham`,
+    ``n_sweeps`` sweeps, started from a uniform V). **Its guarantee holds only
+    for exact samples of the matrix Bingham; a finite chain is not covered.**
+    (What is provable for it: each column update is an exact ε-DP draw, so S
+    sweeps are k·S·ε-DP.) The ledger marks it UNPROVEN and an
+    :class:`~dpstats.Accountant` refuses it unless created with
+    ``allow_unproven=True``.
+
+    Floating point. Both samplers run in floating point (eigendecompositions,
+    the angular-central-Gaussian proposals): no floating-point-exact sampler of
+    the Bingham distribution is known. As the safest construction available,
+    the output is rounded to a public grid of 2^-32 (which discards the
+    low-order bits where a floating-point sampler could differ from the exact
+    distribution; the columns stay orthonormal to within about 2^-32·√d); the
+    ledger note says so.
 
     Parameters
     ----------
-    X : array_like, shape (n, d)
+    X : array_like, pandas or polars DataFrame, shape (n, d)
         Data, rows with ‖x_i‖₂ <= 1.
     k : int
-        Dimension of the subspace, 1 <= k <= d. For k = d the score is the
-        constant tr(A) and the output is a uniformly random orthogonal matrix.
+        Dimension of the subspace, 1 <= k <= d.
     epsilon : float
         ε > 0 (pure ε-DP, δ = 0).
+    sampler : {"sequential", "gibbs"}, default "sequential"
     n_sweeps : int, optional
-        Gibbs sweeps (each updates all k columns once). Default
+        Gibbs sweeps (``sampler="gibbs"`` only). Default
         :data:`dpstats.bingham.DEFAULT_SWEEPS`.
     clip : bool, default False
         Rescale rows of norm > 1 to norm 1 instead of raising.
     rng : None, int or numpy.random.Generator
         Source of randomness.
     accountant : Accountant, optional
-        Charged (ε, 0) before sampling.
+        Charged before sampling.
 
     Returns
     -------
     numpy.ndarray, shape (d, k)
-        Orthonormal columns.
+        Orthonormal columns (to within 2^-32·√d), on the 2^-32 grid.
 
     References
     ----------
@@ -485,6 +566,9 @@ def pca_ppca(X, k: int, epsilon: float, *, n_sweeps: int | None = None, clip: bo
     differentially-private principal components", JMLR 14, 2013. Hoff,
     "Simulation of the matrix Bingham–von Mises–Fisher distribution, with
     applications to multivariate and relational data", JCGS 18(2), 2009.
+    Kent, Ganeiber & Mardia, JCGS 27(2), 2018 (the exact vector sampler).
+    Cesar & Rogers, "Bounding, concentrating, and truncating", ALT 2021
+    (bounded range and zCDP).
 
     Examples
     --------
@@ -495,65 +579,103 @@ def pca_ppca(X, k: int, epsilon: float, *, n_sweeps: int | None = None, clip: bo
     >>> V.shape
     (5, 2)
     """
-    from .bingham import DEFAULT_SWEEPS, sample_matrix_bingham
+    from .bingham import DEFAULT_SWEEPS, sample_matrix_bingham, sample_sequential_bingham
 
     epsilon, rng = check_epsilon(epsilon), check_rng(rng)
-    A = second_moment(X, clip=clip)
-    k = _check_k(k, A.shape[0])
+    check_choice(sampler, "sampler", SAMPLERS)
+    check_accountant(accountant)
+    if sampler == "sequential" and n_sweeps is not None:
+        raise ParameterError("n_sweeps applies only to sampler='gibbs'")
     n_sweeps = DEFAULT_SWEEPS if n_sweeps is None else check_int(n_sweeps, "n_sweeps", low=1)
-    charge(accountant, epsilon, 0.0, mechanism="pca_ppca", note=f"Gibbs, {n_sweeps} sweeps (approximate sampler)")
-    A *= epsilon / 2.0
-    return sample_matrix_bingham(A, k, n_sweeps=n_sweeps, rng=rng)
+    X = _checked_X(X, clip)
+    n, d = X.shape
+    k = _check_k(k, d)
+    sensitivity = _ppca_sensitivity(n, d)
+    A = float_gram(X)
+    floating = f"floating-point sampler, output on a 2^-{OUTPUT_BITS} grid; {describe(rng)}"
+    if sampler == "sequential":
+        share = split_epsilon(epsilon, k)
+        charge(accountant, "pca_ppca", [Exponential(share)] * k,
+               note=f"sequential: {k} exact vector-Bingham draws at epsilon/{k}; {floating}")
+        V = sample_sequential_bingham(A * (share / (2.0 * sensitivity)), k, rng=rng)
+    else:
+        charge(accountant, "pca_ppca", [Exponential(epsilon)], proven=False,
+               note=f"Gibbs, {n_sweeps} sweeps: the guarantee holds for exact matrix-Bingham samples only; {floating}")
+        V = sample_matrix_bingham(A * (epsilon / (2.0 * sensitivity)), k, n_sweeps=n_sweeps, rng=rng)
+    return _on_output_grid(V)
 
 
-def pca(X, k: int, *, mechanism: str = "ag", epsilon: float, delta: float = 0.0, rng=None,
+def _ppca_sensitivity(n: int, d: int) -> float:
+    """Δq of the score vᵀÃv on the floating-point Gram matrix Ã: R² for the exact A, plus 2·d·e_A for Ã's entries
+    (each within e_A = :func:`dpstats._statistics.float_gram_error` of A's, and (Σ_j |v_j|)² <= d for a unit v)."""
+    return math.nextafter(norm_bound_squared(d) + 2.0 * d * float_gram_error(n, d), math.inf)
+
+
+def _on_output_grid(V: np.ndarray) -> np.ndarray:
+    """V rounded to multiples of 2^-OUTPUT_BITS (its columns stay orthonormal to within about 2^-OUTPUT_BITS·√d)."""
+    return np.ldexp(np.rint(np.ldexp(V, OUTPUT_BITS)), -OUTPUT_BITS)
+
+
+@named_rows("components")
+def pca(X, k: int, *, mechanism: str = "ag", epsilon: float, delta: float = DEFAULT_DELTA, rng=None,
         accountant: Accountant | None = None, **options) -> np.ndarray:
-    """Private top-k principal subspace with the chosen mechanism.
+    """Private top-k principal subspace with the chosen mechanism, under one (ε, δ) for every mechanism.
+
+    Every mechanism takes the same (ε, δ): the Gaussian ones ("ag", and "ppm"
+    with δ > 0) use δ; the pure ones ("ppca", and "ppm" with δ = 0) are ε-DP,
+    hence (ε, δ)-DP for every δ, and charge δ = 0. So one loop over mechanisms
+    with one budget works.
 
     Parameters
     ----------
-    X : array_like, shape (n, d)
+    X : array_like, pandas or polars DataFrame, shape (n, d)
         Data, rows with ‖x_i‖₂ <= 1.
     k : int
         Dimension of the subspace, 1 <= k <= d.
     mechanism : {"ag", "sn", "ppm", "ppca"}, default "ag"
-        :func:`pca_ag` (needs δ > 0) or :func:`pca_sn` (not private) followed by
-        :func:`top_components`; :func:`pca_ppm`; :func:`pca_ppca` (δ must be 0).
-    epsilon, delta : float
-        Privacy parameters of the mechanism (SN ignores δ and is not private).
+        :func:`pca_ag` followed by :func:`top_components`; :func:`pca_sn` (not
+        private: warns, and an accountant refuses it); :func:`pca_ppm`;
+        :func:`pca_ppca`.
+    epsilon : float
+        ε > 0.
+    delta : float, default 1e-6
+        δ of the release (0 <= δ < 1); ignored by the pure mechanisms and SN.
     rng : None, int or numpy.random.Generator
         Source of randomness.
     accountant : Accountant, optional
         Passed to the mechanism.
     **options
-        Further keywords of the mechanism (``clip``, ``calibration``,
-        ``n_iter``, ``n_sweeps``).
+        Further keywords of the mechanism (``clip``, ``noise``, ``calibration``,
+        ``n_iter``, ``sampler``, ``n_sweeps``).
 
     Returns
     -------
     numpy.ndarray, shape (d, k)
-        Orthonormal columns.
+        Orthonormal columns. For a pandas DataFrame ``X``, a DataFrame indexed
+        by ``X``'s columns with columns ``pc1`` … ``pck`` (the loadings); for
+        polars, a polars DataFrame with those columns, one row per column of
+        ``X`` in order (the PCA functions all name their results this way).
 
     Examples
     --------
     >>> import numpy as np
     >>> import dpstats as dps
     >>> X = np.random.default_rng(0).uniform(-0.5, 0.5, (500, 5)) / 3
-    >>> V = dps.pca(X, 2, mechanism="ag", epsilon=1.0, delta=1e-5, rng=0)
+    >>> V = dps.pca(X, 2, epsilon=1.0, rng=0)
+    >>> [dps.pca(X, 2, mechanism=m, epsilon=1.0, delta=1e-6, rng=0).shape for m in ("ag", "ppm", "ppca")]
+    [(5, 2), (5, 2), (5, 2)]
     """
     check_choice(mechanism, "mechanism", MECHANISMS)
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     X = check_array(X, "X", ndim=(2,))
     _check_k(k, X.shape[1])  # before any budget is charged
     if mechanism == "ppca":
-        if check_delta(delta) != 0:
-            raise ParameterError(f"mechanism='ppca' is pure epsilon-DP; delta must be 0, got {delta!r}")
         return pca_ppca(X, k, epsilon, rng=rng, accountant=accountant, **options)
     if mechanism == "ppm":
         return pca_ppm(X, k, epsilon, delta, rng=rng, accountant=accountant, **options)
     if mechanism == "sn":
-        if check_delta(delta) != 0:
-            raise ParameterError(f"mechanism='sn' takes no delta; got {delta!r}")
-        A_hat = pca_sn(X, epsilon, rng=rng, accountant=accountant, **options)
-    else:
-        A_hat = pca_ag(X, epsilon, delta, rng=rng, accountant=accountant, **options)
-    return top_components(A_hat, k)
+        return top_components(pca_sn(X, epsilon, rng=rng, accountant=accountant, **options), k)
+    if delta == 0:
+        raise ParameterError("mechanism='ag' adds Gaussian noise and needs delta > 0; use mechanism='ppca' or 'ppm' "
+                             "for delta = 0")
+    return top_components(pca_ag(X, epsilon, delta, rng=rng, accountant=accountant, **options), k)

@@ -1,4 +1,4 @@
-"""Run the notebooks of the manifest with papermill and write a report folder with an index.
+"""Run the notebooks of the manifest with papermill and keep the report folder as a record.
 
 The manifest (``notebooks/reports.toml``) names every notebook of the report::
 
@@ -10,30 +10,39 @@ The manifest (``notebooks/reports.toml``) names every notebook of the report::
     quick = { n_seeds = 5 }             # parameters of the fast profile
     full = { n_seeds = 50 }             # parameters of the full profile
 
-For every selected notebook, :func:`run_reports` executes it with papermill,
-injecting the profile's parameters plus ``seed`` and ``output_dir`` (the
-notebook's own folder of the report, where it saves figures as PNG and tables
-as CSV), writes the executed ``.ipynb`` and an ``.html`` beside them, and
-finally an ``index.md`` and ``index.html`` with the run time, profile, seed,
-package versions and git revision. Tables whose file name contains
-``published_vs_reproduced`` (a paper's printed numbers beside the reproduced
-ones, with the difference and its explanation) are gathered at the top of the
-index under "Published vs reproduced". A failing notebook does not stop the
-others; it is marked in the index with its error.
+For every selected notebook, :func:`run_reports` executes it with papermill, injecting the profile's parameters
+plus ``seed`` and ``output_dir`` (the notebook's own folder of the report, where it saves figures as PNG and tables
+as CSV), and writes the executed ``.ipynb`` (with its figures) and a ``run.json`` (profile, seed, time, git
+revision, package versions, status) into that folder. A failing notebook does not stop the others.
+
+**The record cannot be clobbered.** ``reports/`` holds the committed full-profile record; a quick run writes to
+``reports/_quick/`` by default (git-ignored), and refuses to overwrite a notebook folder that holds a full-profile
+run (pass another ``out`` to put it elsewhere). A partial run (some names) replaces only the folders of the
+notebooks it ran: the index is rebuilt from every notebook folder's ``run.json``, so the notebooks that did not
+run keep their results, revision and date.
+
+**The index** (``index.md``, no machine paths: the manifest is named relative to the repository, links are
+relative to the report folder and point only at committed files) lists every notebook with its status, profile,
+git revision, date and time, then gathers the tables whose file name contains ``published_vs_reproduced`` (a
+paper's published numbers or claims beside the reproduced ones, see :mod:`dpstats.comparison`) under
+"Published vs reproduced", with a count of verdicts per paper, then each notebook's figures and other tables.
+The HTML view of the report is the documentation site (``make docs``), which renders the executed notebooks.
 
 Layout of the report folder::
 
     reports/
-      index.md, index.html
-      <name>/<name>.ipynb, <name>/<name>.html     (executed notebook)
-      <name>/*.png, <name>/*.csv                  (figures, tables)
+      index.md
+      <name>/<name>.ipynb, <name>/run.json     (executed notebook, what ran)
+      <name>/*.png, <name>/*.csv               (figures, tables)
+      _quick/...                               (quick runs, same layout, not committed)
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import html
+import json
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -41,6 +50,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+from ._execute import describe, execute, relative
 from ._validation import check_choice, check_int
 from .exceptions import ParameterError
 
@@ -49,15 +59,27 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-__all__ = ["Manifest", "NotebookResult", "NotebookSpec", "Report", "default_manifest", "load_manifest", "run_reports"]
+__all__ = [
+    "Manifest",
+    "NotebookResult",
+    "NotebookSpec",
+    "Report",
+    "default_manifest",
+    "default_out",
+    "git_revision",
+    "load_manifest",
+    "read_record",
+    "run_reports",
+    "write_index",
+]
 
 PROFILES = ("quick", "full")
-_VERSIONED = ("dpstats", "numpy", "scipy", "scikit-learn", "matplotlib", "papermill", "nbconvert")
-_TABLE_ROWS = 40
+QUICK_FOLDER = "_quick"
+RUN_FILE = "run.json"
 COMPARISON_MARK = "published_vs_reproduced"
-# Every notebook runs in the interpreter that runs the report (ipykernel's native kernel), whatever
-# kernel name the notebook was saved with, so a report uses the environment it was started from.
-_KERNEL = "python3"
+VERDICT_COLUMN = "verdict"
+_VERSIONED = ("dpstats", "numpy", "scipy", "scikit-learn", "matplotlib", "papermill")
+_TABLE_ROWS = 40
 
 
 @dataclass(frozen=True)
@@ -78,6 +100,11 @@ class Manifest:
     seed: int
     notebooks: dict[str, NotebookSpec]
 
+    @property
+    def root(self) -> Path:
+        """The repository: the folder above the manifest's ``notebooks/`` folder."""
+        return self.path.parent.parent
+
     def select(self, names=None) -> list[NotebookSpec]:
         """The specs for ``names`` (all when empty); an unknown name raises ParameterError listing the valid ones."""
         if not names:
@@ -92,33 +119,38 @@ class Manifest:
 
 @dataclass
 class NotebookResult:
-    """What running one notebook produced."""
+    """The record of one notebook's last run in a report folder (its ``run.json`` and files)."""
 
     name: str
     title: str
     ok: bool
     seconds: float
     error: str = ""
+    profile: str = "unknown"
+    revision: str = "unknown"
+    started: str = "unknown"
+    environment: dict = field(default_factory=dict)
     notebook: Path | None = None
-    html: Path | None = None
     figures: list[Path] = field(default_factory=list)
     tables: list[Path] = field(default_factory=list)
 
 
 @dataclass
 class Report:
-    """The outcome of :func:`run_reports`."""
+    """The outcome of :func:`run_reports`: what ran now, and the whole record the index was rebuilt from."""
 
     out: Path
     profile: str
     seed: int
+    ran: list[NotebookResult]
     results: list[NotebookResult]
     seconds: float
     manifest: Path
 
     @property
     def ok(self) -> bool:
-        return all(r.ok for r in self.results)
+        """False when a notebook of this run failed."""
+        return all(r.ok for r in self.ran)
 
 
 def default_manifest() -> Path:
@@ -127,6 +159,13 @@ def default_manifest() -> Path:
     if here.is_file():
         return here
     return Path(__file__).resolve().parents[1] / "notebooks" / "reports.toml"
+
+
+def default_out(profile: str, manifest: Manifest) -> Path:
+    """``reports/`` of the repository for the full profile, ``reports/_quick/`` for the quick one."""
+    check_choice(profile, "profile", PROFILES)
+    out = manifest.root / "reports"
+    return out if profile == "full" else out / QUICK_FOLDER
 
 
 def load_manifest(path: str | Path | None = None) -> Manifest:
@@ -154,112 +193,183 @@ def load_manifest(path: str | Path | None = None) -> Manifest:
     return Manifest(path=path.resolve(), seed=seed, notebooks=notebooks)
 
 
-def run_reports(names=None, *, profile: str = "quick", out: str | Path = "reports", jobs: int = 1,
-                manifest: str | Path | Manifest | None = None, progress: bool = True) -> Report:
-    """Execute the selected notebooks and write the report folder and its index.
+def run_reports(names=None, *, profile: str = "quick", out: str | Path | None = None, jobs: int = 1,
+                manifest: str | Path | Manifest | None = None, progress: bool = True,
+                interval: float = 15.0) -> Report:
+    """Execute the selected notebooks, record each in its folder, and rebuild the index of the report folder.
 
     Parameters
     ----------
     names : sequence of str, optional
-        Manifest names to run; all by default.
+        Manifest names to run; all by default. The other notebooks keep their recorded results.
     profile : {"quick", "full"}, default "quick"
-    out : path, default "reports"
+    out : path, optional
+        The report folder; default :func:`default_out` (``reports/`` for full, ``reports/_quick/`` for quick).
     jobs : int, default 1
         Notebooks run in parallel (separate processes).
     manifest : path or Manifest, optional
         Default :func:`default_manifest`.
     progress : bool, default True
-        Show a progress bar of notebooks done.
+        Print a line when a notebook starts and ends, and every ``interval`` seconds while it runs: elapsed time,
+        cell, and the notebook's own progress bar (on stderr).
+    interval : float, default 15
+        Seconds between progress lines.
 
     Returns
     -------
     Report
-        ``report.ok`` is False when any notebook failed.
-    """
-    from tqdm.auto import tqdm
+        ``report.ok`` is False when a notebook of this run failed.
 
+    Raises
+    ------
+    ParameterError
+        An unknown name, or a quick run that would overwrite a full-profile record.
+    """
     check_choice(profile, "profile", PROFILES)
     jobs = check_int(jobs, "jobs")
     if not isinstance(manifest, Manifest):
         manifest = load_manifest(manifest)
     specs = manifest.select(names)
-    out = Path(out).resolve()
+    out = Path(out if out is not None else default_out(profile, manifest)).resolve()
+    if profile != "full":
+        _refuse_to_overwrite_full(out, specs)
     out.mkdir(parents=True, exist_ok=True)
-    tasks = [(spec, profile, manifest.seed, out) for spec in specs]
+    tasks = [(spec, profile, manifest.seed, out, manifest.root, interval if progress else None) for spec in specs]
     start = time.perf_counter()
-    started = _dt.datetime.now(_dt.timezone.utc)
-    with tqdm(total=len(tasks), desc=f"notebooks ({profile})", unit="nb", disable=not progress) as bar:
-        if jobs == 1:
-            results = []
-            for task in tasks:
-                results.append(_run_one(*task))
-                bar.update()
-        else:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor, as_completed
+    say = (lambda text: print(text, file=sys.stderr, flush=True)) if progress else (lambda text: None)
+    say(f"dpstats report: {len(tasks)} notebook(s), {profile} profile, into {out}")
+    done: dict[str, NotebookResult] = {}
 
-            context = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context) as pool:
-                futures = {pool.submit(_run_one, *task): task[0].name for task in tasks}
-                done = {}
-                for future in as_completed(futures):
-                    done[futures[future]] = future.result()
-                    bar.update()
-            results = [done[spec.name] for spec in specs]
-    report = Report(out=out, profile=profile, seed=manifest.seed, results=results,
-                    seconds=time.perf_counter() - start, manifest=manifest.path)
-    _write_index(report, started)
-    return report
+    def finished(result: NotebookResult) -> None:
+        done[result.name] = result
+        status = "ok" if result.ok else f"FAILED: {result.error}"
+        say(f"[{len(done)}/{len(tasks)}] {result.name} done in {result.seconds:.1f} s: {status}")
+
+    if jobs == 1:
+        for task in tasks:
+            say(f"[{len(done) + 1}/{len(tasks)}] {task[0].name} started")
+            finished(_run_one(*task))
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context) as pool:
+            futures = [pool.submit(_run_one, *task) for task in tasks]
+            for future in as_completed(futures):
+                finished(future.result())
+    results = write_index(out, manifest)
+    return Report(out=out, profile=profile, seed=manifest.seed, ran=[done[spec.name] for spec in specs],
+                  results=results, seconds=time.perf_counter() - start, manifest=manifest.path)
 
 
-def _run_one(spec: NotebookSpec, profile: str, seed: int, out: Path) -> NotebookResult:
-    """Execute one notebook with papermill and convert it to HTML; never raises."""
-    import papermill
+def _refuse_to_overwrite_full(out: Path, specs) -> None:
+    """A quick run may not replace a notebook folder whose recorded run has the full profile."""
+    full = [spec.name for spec in specs if _recorded_profile(out, spec.name) == "full"]
+    if full:
+        raise ParameterError(
+            f"{out} holds the full-profile record of {', '.join(full)}; a quick run would overwrite it. "
+            f"Quick runs go to reports/{QUICK_FOLDER}/ by default; pass another --out to put this one elsewhere"
+        )
 
+
+def _recorded_profile(out: Path, name: str) -> str:
+    run = out / name / RUN_FILE
+    if run.is_file():
+        return json.loads(run.read_text(encoding="utf-8")).get("profile", "unknown")
+    return _legacy_header(out).get("profile", "unknown") if (out / name / f"{name}.ipynb").is_file() else "none"
+
+
+def _legacy_header(out: Path) -> dict[str, str]:
+    """The ``| key | value |`` header of an index.md written before run.json existed (profile, revision, date)."""
+    index = out / "index.md"
+    if not index.is_file():
+        return {}
+    header = {}
+    for line in index.read_text(encoding="utf-8").splitlines()[:12]:
+        match = re.fullmatch(r"\| (profile|git revision|started \(UTC\)) \| (.+) \|", line)
+        if match:
+            header[match.group(1)] = match.group(2)
+    return header
+
+
+def _run_one(spec: NotebookSpec, profile: str, seed: int, out: Path, root: Path,
+             interval: float | None) -> NotebookResult:
+    """Execute one notebook with papermill and write its run.json; never raises."""
     folder = out / spec.name
     folder.mkdir(parents=True, exist_ok=True)
+    for stale in [*folder.glob("*.png"), *folder.glob("*.csv"), folder / RUN_FILE]:
+        stale.unlink(missing_ok=True)  # the folder shows this run only
     executed = folder / f"{spec.name}.ipynb"
-    parameters = {"seed": seed, **spec.parameters[profile], "output_dir": str(folder)}
+    # output_dir relative to the notebook's working directory: no machine path in the executed notebook
+    parameters = {"seed": seed, **spec.parameters[profile], "output_dir": relative(folder, spec.path.parent)}
+    started = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    revision = git_revision(root, report=out)  # before the run: what it writes into the report is not a change
     start = time.perf_counter()
-    error = ""
     try:
-        papermill.execute_notebook(
-            str(spec.path), str(executed), parameters=parameters, cwd=str(spec.path.parent),
-            kernel_name=_KERNEL, progress_bar=False, log_output=False,
-        )
-    except Exception as err:  # any failure is recorded in the index, the other notebooks still run
-        error = _describe(err)
-    seconds = time.perf_counter() - start
-    page = None
-    if executed.is_file():
-        try:
-            page = _to_html(executed)
-        except Exception as err:  # a broken conversion is reported like a broken notebook
-            error = error or f"HTML conversion failed: {_describe(err)}"
+        error = execute(spec.path, executed, parameters, name=spec.name, root=root, interval=interval)
+    except Exception as err:  # papermill or the kernel could not even start
+        error = describe(err)
+    record = {"name": spec.name, "title": spec.title, "ok": not error, "seconds": round(time.perf_counter() - start, 1),
+              "error": error, "profile": profile, "seed": seed, "revision": revision, "started": started,
+              "environment": _environment()}
+    (folder / RUN_FILE).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return _result(folder, record)
+
+
+def _result(folder: Path, record: dict) -> NotebookResult:
+    notebook = folder / f"{folder.name}.ipynb"
     return NotebookResult(
-        name=spec.name, title=spec.title, ok=not error, seconds=seconds, error=error,
-        notebook=executed if executed.is_file() else None, html=page,
+        name=folder.name, title=record.get("title", folder.name), ok=bool(record.get("ok", True)),
+        seconds=float(record.get("seconds", float("nan"))), error=record.get("error", ""),
+        profile=record.get("profile", "unknown"), revision=record.get("revision", "unknown"),
+        started=record.get("started", "unknown"), environment=record.get("environment", {}),
+        notebook=notebook if notebook.is_file() else None,
         figures=sorted(folder.glob("*.png")), tables=sorted(folder.glob("*.csv")),
     )
 
 
-def _describe(err: BaseException) -> str:
-    ename, evalue = getattr(err, "ename", None), getattr(err, "evalue", None)
-    text = f"{ename}: {evalue}" if ename else f"{type(err).__name__}: {err}"
-    return text.strip().splitlines()[0] if text.strip() else type(err).__name__
+def read_record(out: str | Path, manifest: str | Path | Manifest | None = None) -> list[NotebookResult]:
+    """The recorded results in a report folder, in manifest order (notebooks without a folder are left out).
+
+    A folder written before ``run.json`` existed is read from its files, with the profile and revision of the old
+    index's header.
+    """
+    out = Path(out)
+    if not isinstance(manifest, Manifest):
+        manifest = load_manifest(manifest)
+    legacy = _legacy_header(out)
+    results = []
+    for spec in manifest.notebooks.values():
+        folder = out / spec.name
+        run = folder / RUN_FILE
+        if run.is_file():
+            record = json.loads(run.read_text(encoding="utf-8"))
+        elif (folder / f"{spec.name}.ipynb").is_file():
+            record = {"ok": True, "profile": legacy.get("profile", "unknown"),
+                      "revision": legacy.get("git revision", "unknown"), "started": legacy.get("started (UTC)", "")}
+        else:
+            continue
+        results.append(_result(folder, {**record, "title": spec.title}))
+    return results
 
 
-def _to_html(notebook: Path) -> Path:
-    import nbformat
-    from nbconvert import HTMLExporter
+def git_revision(folder: Path, report: Path | None = None) -> str:
+    """The short commit of the repository holding ``folder``, ``+dirty`` if tracked files are modified.
 
-    body, _ = HTMLExporter().from_notebook_node(nbformat.read(notebook, as_version=4))
-    target = notebook.with_suffix(".html")
-    target.write_text(body, encoding="utf-8")
-    return target
-
-
-# --------------------------------------------------------------------------- index
+    Files under ``report`` (the report's own output folder) do not count: regenerating the committed report
+    modifies them by design, and the code that produced it is what the revision identifies.
+    """
+    inside = report is not None and Path(report).resolve().is_relative_to(Path(folder).resolve())
+    exclude = [f":(exclude){relative(report, folder)}"] if inside else []
+    try:
+        rev = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=folder, capture_output=True,
+                             text=True, check=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ":/", *exclude],
+                               cwd=folder, capture_output=True, text=True, check=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown (not a git checkout)"
+    return rev + ("+dirty" if dirty else "")
 
 
 def _environment() -> dict[str, str]:
@@ -272,122 +382,119 @@ def _environment() -> dict[str, str]:
     return info
 
 
-def git_revision(folder: Path) -> str:
-    """``git describe``-style revision of the repository holding ``folder`` (``+dirty`` if modified)."""
-    try:
-        rev = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=folder, capture_output=True,
-                             text=True, check=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=folder,
-                               capture_output=True, text=True, check=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown (not a git checkout)"
-    return rev + ("+dirty" if dirty else "")
+# --------------------------------------------------------------------------- index
 
 
-def _read_table(path: Path) -> list[list[str]]:
-    import csv
-
-    with path.open(newline="", encoding="utf-8") as handle:
-        return list(csv.reader(handle))[: _TABLE_ROWS + 1]
-
-
-def _header(report: Report, started: _dt.datetime) -> list[tuple[str, str]]:
-    failed = sum(not r.ok for r in report.results)
-    return [
-        ("started (UTC)", started.strftime("%Y-%m-%d %H:%M:%S")),
-        ("run time", f"{report.seconds:.1f} s"),
-        ("profile", report.profile),
-        ("seed", str(report.seed)),
-        ("git revision", git_revision(report.manifest.parent)),
-        ("manifest", str(report.manifest)),
-        ("notebooks", f"{len(report.results)} run, {failed} failed"),
-        *[(k, v) for k, v in _environment().items()],
-    ]
-
-
-def _write_index(report: Report, started: _dt.datetime) -> None:
-    header = _header(report, started)
-    (report.out / "index.md").write_text(_index_md(report, header), encoding="utf-8")
-    (report.out / "index.html").write_text(_index_html(report, header), encoding="utf-8")
-
-
-def _rel(report: Report, path: Path) -> str:
-    return path.relative_to(report.out).as_posix()
-
-
-def _index_md(report: Report, header) -> str:
-    lines = ["# dpstats report", "", "| | |", "|---|---|", *[f"| {k} | {v} |" for k, v in header], ""]
-    lines += ["| notebook | status | time | executed |", "|---|---|---|---|"]
-    for r in report.results:
+def write_index(out: str | Path, manifest: str | Path | Manifest | None = None) -> list[NotebookResult]:
+    """Rebuild ``out/index.md`` from the recorded notebooks (:func:`read_record`) and return them."""
+    out = Path(out)
+    if not isinstance(manifest, Manifest):
+        manifest = load_manifest(manifest)
+    results = read_record(out, manifest)
+    lines = ["# dpstats report", "", "| | |", "|---|---|", *[f"| {k} | {v} |" for k, v in _header(results, manifest)]]
+    lines += ["", "| notebook | status | profile | git revision | run (UTC) | time | executed notebook |",
+              "|---|---|---|---|---|---|---|"]
+    for r in results:
         status = "ok" if r.ok else f"**FAILED**: {r.error}"
-        links = " · ".join(f"[{p.suffix[1:]}]({_rel(report, p)})" for p in (r.html, r.notebook) if p)
-        lines.append(f"| [{r.title}](#{r.name}) | {status} | {r.seconds:.1f} s | {links} |")
-    comparisons = [(r, t) for r in report.results for t in r.tables if _is_comparison(t)]
-    if comparisons:
-        lines += ["", "## Published vs reproduced"]
-        for r, table in comparisons:
-            lines += _table_md(report, table, f"{r.title}: {table.name}")
-    for r in report.results:
+        link = f"[{r.notebook.name}]({_rel(out, r.notebook)})" if r.notebook else "—"
+        lines.append(f"| [{r.title}](#{r.name}) | {status} | {r.profile} | {r.revision} | {r.started} | "
+                     f"{r.seconds:.1f} s | {link} |")
+    lines += ["", *comparison_markdown(results, out, heading="##")]
+    for r in results:
         lines += ["", f"## {r.title}", f'<a id="{r.name}"></a>', ""]
         if not r.ok:
             lines += [f"**FAILED**: `{r.error}`", ""]
-        lines += [f"![{p.stem}]({_rel(report, p)})" for p in r.figures]
+        lines += [f"![{p.stem}]({_rel(out, p)})" for p in r.figures]
         for table in r.tables:
-            if not _is_comparison(table):
-                lines += _table_md(report, table, table.name)
-    return "\n".join(lines) + "\n"
+            if not is_comparison(table):
+                lines += table_markdown(table, f"{table.name}", _rel(out, table))
+    (out / "index.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return results
 
 
-def _is_comparison(table: Path) -> bool:
+def _header(results: list[NotebookResult], manifest: Manifest) -> list[tuple[str, str]]:
+    latest = max(results, key=lambda r: r.started, default=None)
+    profiles = sorted({r.profile for r in results})
+    profile = profiles[0] if len(profiles) == 1 else "mixed: " + ", ".join(profiles)
+    if any(p != "full" for p in profiles):
+        profile += " (quick-profile numbers are not comparable with the papers)"
+    failed = sum(not r.ok for r in results)
+    return [
+        ("last run (UTC)", latest.started if latest else "—"),
+        ("profile", profile),
+        ("seed", str(manifest.seed)),
+        ("git revision", ", ".join(sorted({r.revision for r in results})) or "—"),
+        ("manifest", relative(manifest.path, manifest.root)),
+        ("notebooks", f"{len(results)} recorded, {failed} failed"),
+        *(latest.environment.items() if latest else []),
+    ]
+
+
+def _rel(out: Path, path: Path) -> str:
+    return path.relative_to(out).as_posix()
+
+
+def is_comparison(table: Path) -> bool:
+    """A table gathered under "Published vs reproduced" (its file name contains ``published_vs_reproduced``)."""
     return COMPARISON_MARK in table.stem
 
 
-def _table_md(report: Report, table: Path, caption: str) -> list[str]:
-    rows = _read_table(table)
-    lines = ["", f"**{caption}** ([csv]({_rel(report, table)}))", ""]
+def read_table(path: Path, limit: int | None = _TABLE_ROWS) -> list[list[str]]:
+    """The rows of a CSV table, header first (at most ``limit`` data rows)."""
+    import csv
+
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    return rows if limit is None else rows[: limit + 1]
+
+
+def table_markdown(table: Path, caption: str, link: str | None = None, limit: int | None = _TABLE_ROWS) -> list[str]:
+    """A CSV table as Markdown lines under a bold caption (linked to the CSV when ``link`` is given)."""
+    rows = read_table(table, limit)
+    title = f"**{caption}** ([csv]({link}))" if link else f"**{caption}**"
+    lines = ["", title, ""]
     if rows:
-        lines += ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
-        lines += ["| " + " | ".join(row) + " |" for row in rows[1:]]
+        cells = [[cell.replace("|", "\\|").replace("\n", " ") for cell in row] for row in rows]
+        lines += ["| " + " | ".join(cells[0]) + " |", "|" + "---|" * len(cells[0])]
+        lines += ["| " + " | ".join(row) + " |" for row in cells[1:]]
     return lines
 
 
-def _table_html(report: Report, table: Path, caption: str) -> list[str]:
-    esc = html.escape
-    parts = [f"<h3><a href='{esc(_rel(report, table))}'>{esc(caption)}</a></h3><table>"]
-    for i, row in enumerate(_read_table(table)):
-        cell = "th" if i == 0 else "td"
-        parts.append("<tr>" + "".join(f"<{cell}>{esc(c)}</{cell}>" for c in row) + "</tr>")
-    parts.append("</table>")
-    return parts
+def verdict_counts(table: Path) -> dict[str, int]:
+    """How many rows of a comparison table carry each verdict (empty if it has no ``verdict`` column)."""
+    rows = read_table(table, limit=None)
+    if not rows or VERDICT_COLUMN not in rows[0]:
+        return {}
+    column = rows[0].index(VERDICT_COLUMN)
+    counts: dict[str, int] = {}
+    for row in rows[1:]:
+        counts[row[column]] = counts.get(row[column], 0) + 1
+    return counts
 
 
-def _index_html(report: Report, header) -> str:
-    esc = html.escape
-    parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>dpstats report</title>",
-             "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:collapse}"
-             "td,th{border:1px solid #ccc;padding:3px 8px}.failed{color:#b00;font-weight:bold}"
-             "img{max-width:100%}</style></head><body><h1>dpstats report</h1><table>"]
-    parts += [f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in header]
-    parts.append("</table><h2>Notebooks</h2><table><tr><th>notebook</th><th>status</th><th>time</th>"
-                 "<th>executed</th></tr>")
-    for r in report.results:
-        status = "ok" if r.ok else f"<span class='failed'>FAILED</span>: {esc(r.error)}"
-        links = " ".join(f"<a href='{esc(_rel(report, p))}'>{p.suffix[1:]}</a>" for p in (r.html, r.notebook) if p)
-        parts.append(f"<tr><td><a href='#{esc(r.name)}'>{esc(r.title)}</a></td><td>{status}</td>"
-                     f"<td>{r.seconds:.1f} s</td><td>{links}</td></tr>")
-    parts.append("</table>")
-    comparisons = [(r, t) for r in report.results for t in r.tables if _is_comparison(t)]
-    if comparisons:
-        parts.append("<h2>Published vs reproduced</h2>")
-        for r, table in comparisons:
-            parts += _table_html(report, table, f"{r.title}: {table.name}")
-    for r in report.results:
-        parts.append(f"<h2 id='{esc(r.name)}'>{esc(r.title)}</h2>")
-        if not r.ok:
-            parts.append(f"<p class='failed'>FAILED: {esc(r.error)}</p>")
-        parts += [f"<img src='{esc(_rel(report, p))}' alt='{esc(p.stem)}'>" for p in r.figures]
-        for table in r.tables:
-            if not _is_comparison(table):
-                parts += _table_html(report, table, table.name)
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+def comparison_markdown(results: list[NotebookResult], out: Path | None, heading: str = "##",
+                        link=lambda result: f"#{result.name}") -> list[str]:
+    """The "Published vs reproduced" section: verdict counts per paper, then every comparison table.
+
+    ``out`` is the report folder the CSV links are made relative to; None leaves the tables unlinked.
+    ``link(result)`` is where a paper's title points (default: its section of the index).
+    """
+    found = [(r, t) for r in results for t in r.tables if is_comparison(t)]
+    if not found:
+        return []
+    from .comparison import NOT_COMPARABLE, VERDICTS
+
+    lines = [f"{heading} Published vs reproduced", "",
+             "One table per paper: each published number or claim, the setting, our reproduction, the difference, "
+             "the tolerance, a verdict and its reason. Tables of a quick-profile run are marked "
+             f"*{NOT_COMPARABLE}*: their settings are far smaller than the papers'.", "",
+             "| paper | profile | " + " | ".join(VERDICTS) + " |", "|---|---|" + "---|" * len(VERDICTS)]
+    for r, table in found:
+        counts = verdict_counts(table)
+        lines.append(f"| [{r.title}]({link(r)}) | {r.profile} | "
+                     + " | ".join(str(counts.get(v, 0)) for v in VERDICTS) + " |")
+    for r, table in found:
+        note = f" ({NOT_COMPARABLE})" if r.profile != "full" else ""
+        lines += ["", f"{heading}# {r.title}{note}"]
+        lines += table_markdown(table, table.name, _rel(out, table) if out else None, limit=None)
+    return lines

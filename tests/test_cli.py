@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,11 +15,10 @@ import pytest
 
 from dpstats import datasets as ds
 from dpstats.cli import main
+from dpstats.exceptions import ParameterError
 
 GOOD = """\
 import numpy as np
-import matplotlib
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from dpstats.experiments import Table, output_folder, save_figure, save_table
 output_dir = output_folder(output_dir)
@@ -69,19 +70,32 @@ def test_report_runs_all_marks_the_failure_and_writes_the_index(manifest, tmp_pa
     out = tmp_path / "report"
     assert _report(manifest, out, "--profile", "full", "--jobs", "2") == 1  # one notebook failed
     assert "FAILED" in capsys.readouterr().out
-    for suffix in ("ipynb", "html"):
-        assert (out / "good" / f"good.{suffix}").is_file()
+    assert (out / "good" / "good.ipynb").is_file() and not list(out.rglob("*.html"))  # the site is the HTML view
     assert (out / "good" / "line.png").stat().st_size > 0
     assert _values(out)[1][0] == "3.0"  # the full profile's parameter was injected
     index = (out / "index.md").read_text()
-    assert "| full |" in index and "| 7 |" in index  # profile and seed
+    assert "| profile | full |" in index and "| seed | 7 |" in index
     assert "ValueError: boom in the notebook" in index and "**FAILED**" in index
     assert "good/line.png" in index and "good/values.csv" in index and "| 3.0 |" in index
-    assert "numpy" in index and "git revision" in index
+    assert "numpy" in index and "| git revision |" in index
+    assert "| manifest | notebooks/reports.toml |" in index  # relative to the repository, no machine path
+    assert str(tmp_path) not in index
     published = index.index("## Published vs reproduced")
-    assert published < index.index("## A good one") and "A good one: table1_published_vs_reproduced.csv" in index
-    html = (out / "index.html").read_text()
-    assert "A failing one" in html and "class='failed'" in html
+    assert published < index.index("## A good one") and "table1_published_vs_reproduced.csv" in index
+    for link in re.findall(r"\]\(([^)#]+)\)", index):  # every link resolves inside the report folder
+        assert (out / link).is_file(), link
+    record = json.loads((out / "bad" / "run.json").read_text())
+    assert record["profile"] == "full" and not record["ok"] and "boom" in record["error"]
+
+
+def test_executed_notebook_holds_its_figures_and_no_machine_path(manifest, tmp_path):
+    out = tmp_path / "report"
+    assert _report(manifest, out, "good") == 0
+    text = (out / "good" / "good.ipynb").read_text()
+    assert str(tmp_path) not in text  # output_dir and papermill's paths are relative
+    notebook = nbformat.read(out / "good" / "good.ipynb", as_version=4)
+    outputs = [o for cell in notebook.cells for o in cell.get("outputs", [])]
+    assert any("image/png" in o.get("data", {}) for o in outputs)  # inline backend although MPLBACKEND=Agg
 
 
 def test_report_is_deterministic_for_a_fixed_seed(manifest, tmp_path):
@@ -90,6 +104,90 @@ def test_report_is_deterministic_for_a_fixed_seed(manifest, tmp_path):
     assert _report(manifest, second, "good") == 0
     assert _values(first) == _values(second)
     assert not (first / "bad").exists()  # only the named notebook ran
+
+
+def test_partial_run_keeps_the_other_notebooks_in_the_index(manifest, tmp_path):
+    out = tmp_path / "report"
+    assert _report(manifest, out, "--profile", "full") == 1
+    bad_record = (out / "bad" / "run.json").read_text()
+    assert _report(manifest, out, "good", "--profile", "full") == 0
+    assert (out / "bad" / "run.json").read_text() == bad_record  # not rerun, not dropped
+    index = (out / "index.md").read_text()
+    assert "A failing one" in index and "boom in the notebook" in index and "A good one" in index
+
+
+def test_quick_run_never_overwrites_a_full_record(manifest, tmp_path, capsys):
+    out = tmp_path / "report"
+    assert _report(manifest, out, "good", "--profile", "full") == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert _report(manifest, out, "good", "--profile", "quick") == 1
+    err = capsys.readouterr().err
+    assert "full-profile record of good" in err and "_quick" in err
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    from dpstats.reports import default_out, load_manifest
+
+    loaded = load_manifest(manifest)
+    assert default_out("quick", loaded) == tmp_path / "reports" / "_quick"
+    assert default_out("full", loaded) == tmp_path / "reports"
+
+
+def test_progress_lines_name_the_notebook_and_its_own_bar(tmp_path, capfd):
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    _notebook(folder / "loop.ipynb", "import time\nfrom dpstats.experiments import progress\n"
+              "for _ in progress(range(6), desc='inner loop'):\n    time.sleep(0.5)")
+    path = folder / "reports.toml"
+    path.write_text('[notebooks.loop]\npath = "loop.ipynb"\nquick = {}\nfull = {}\n', encoding="utf-8")
+    assert main(["report", "--manifest", str(path), "--out", str(tmp_path / "out"), "--interval", "0.5"]) == 0
+    err = capfd.readouterr().err
+    assert "[1/1] loop started" in err and "[1/1] loop done in" in err
+    assert re.search(r"loop +\d+ s +cell \d+/\d+ +inner loop: +\d+%", err), err
+    assert "without encryption" not in err and "KeyboardInterrupt" not in err  # the kernel's own noise is kept out
+    notebook = nbformat.read(tmp_path / "out" / "loop" / "loop.ipynb", as_version=4)
+    streams = [o["text"] for o in notebook.cells[-1].outputs if o["output_type"] == "stream"]
+    assert len(streams) == 1 and "\r" not in streams[0] and "6/6" in streams[0]  # only the final state is kept
+
+
+def test_real_quick_report_leaves_the_committed_record_untouched(tmp_path):
+    """A real quick run of one small notebook next to a copy of the committed record: the copy is unchanged."""
+    import shutil
+
+    from dpstats.reports import QUICK_FOLDER, load_manifest, run_reports
+
+    root = Path(__file__).resolve().parents[1]
+    record = tmp_path / "reports"
+    shutil.copytree(root / "reports", record, ignore=shutil.ignore_patterns(QUICK_FOLDER))
+    before = {p: p.read_bytes() for p in record.rglob("*") if p.is_file()}
+    real = load_manifest(root / "notebooks" / "reports.toml")
+    with pytest.raises(ParameterError, match="full-profile record of histogram"):
+        run_reports(["histogram"], profile="quick", out=record, manifest=real, progress=False)
+    report = run_reports(["histogram"], profile="quick", out=record / QUICK_FOLDER, manifest=real, progress=False)
+    assert report.ok and [r.name for r in report.results] == ["histogram"]
+    assert {p: p.read_bytes() for p in record.rglob("*") if p.is_file() and QUICK_FOLDER not in p.parts} == before
+    assert "| profile | quick" in (record / QUICK_FOLDER / "index.md").read_text()
+    ignored = subprocess.run(["git", "check-ignore", "-q", f"reports/{QUICK_FOLDER}/index.md"], cwd=root)
+    assert ignored.returncode == 0, "reports/_quick/ must be git-ignored"
+
+
+def test_revision_is_dirty_for_changed_code_but_not_for_the_report_itself(tmp_path):
+    from dpstats.reports import git_revision
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "index.md").write_text("old report\n")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init")
+    clean = git_revision(tmp_path, report=tmp_path / "reports")
+    assert re.fullmatch(r"[0-9a-f]{12}", clean)
+    (tmp_path / "reports" / "index.md").write_text("regenerated report\n")
+    assert git_revision(tmp_path, report=tmp_path / "reports") == clean
+    assert git_revision(tmp_path) == clean + "+dirty"
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert git_revision(tmp_path, report=tmp_path / "reports") == clean + "+dirty"
 
 
 def test_unknown_notebook_name_is_one_line_listing_the_valid_ones(manifest, tmp_path, capsys):

@@ -53,5 +53,46 @@ def test_table_figure_and_folder(tmp_path):
     fig, ax = plt.subplots()
     plot_sweep(ax, [1, 2], np.array([[1.0, 2.0], [3.0, 5.0]]), label="x")
     assert save_figure(fig, folder, "fig").stat().st_size > 0
+    assert output_folder(None) is None  # show, do not save
+    assert save_table(table, None, "energy") is None and save_figure(fig, None, "fig") is None
     plt.close(fig)
-    assert output_folder(None).is_dir()
+
+
+def test_a_notebook_run_without_output_dir_leaves_no_folder(tmp_path, monkeypatch):
+    """What nbval does in `make test`: run a notebook with output_dir = None in a real kernel, then kill it."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the kernel's temporary files go here
+    params = nbformat.v4.new_code_cell("output_dir = None")
+    body = nbformat.v4.new_code_cell(
+        "import matplotlib.pyplot as plt\n"
+        "from dpstats.experiments import Table, output_folder, save_figure, save_table\n"
+        "output_dir = output_folder(output_dir)\n"
+        "save_table(Table(['a'], [[1]]), output_dir, 't')\n"
+        "save_figure(plt.figure(), output_dir, 'f')")
+    notebook = nbformat.v4.new_notebook(cells=[params, body])
+    NotebookClient(notebook, kernel_name="python3", shutdown_kernel="immediate").execute()  # killed, as nbval does
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("dpstats-")] == []
+
+
+def test_comparison_verdicts_follow_the_rule():
+    from dpstats.comparison import NOT_COMPARABLE, Claim, comparison_table, verdict_counts
+
+    claims = [
+        Claim("a number", "n = 10", "%", 5.0, 5.4, tolerance=0.5),                     # within
+        Claim("a number", "n = 10", "%", 5.0, 6.0, tolerance=0.5, reason="calibration"),  # explained
+        Claim("a number", "n = 10", "%", 5.0, 6.0, tolerance=0.5),                     # unexplained
+        Claim("a claim", "n = 10", "", "holds", "fails", holds=False, reason=""),      # unexplained
+        Claim("absent data", "—", "%", 5.0, None, reason="dpstats data fetch covtype"),
+    ]
+    assert [c.verdict() for c in claims] == ["reproduced within tolerance", "differs, explained", "not reproduced",
+                                             "not reproduced", "not run"]
+    table = comparison_table(claims)
+    assert table.header[-2:] == ["verdict", "reason"] and table.rows[0][5] == "0.4"
+    quick = comparison_table(claims, profile="quick")
+    assert [row[7] for row in quick.rows] == [NOT_COMPARABLE] * 4 + ["not run"]
+    assert all(row[5] == "—" for row in quick.rows)  # no difference drawn for a quick run
+    assert verdict_counts(claims)["not reproduced"] == 2
+    with pytest.raises(ValueError, match="give holds="):
+        Claim("a claim", "", "", "holds", "text").verdict()

@@ -80,7 +80,7 @@ def test_prune_threshold_one_changes_nothing():
 
 
 def test_accountant_and_budget():
-    acc = dps.Accountant(1.0, 1e-6)
+    acc = dps.Accountant(1.0, 1e-6, composition="basic")
     dps.low_rank(A_TALL, 2, 0.7, 5e-7, rng=0, accountant=acc)
     assert acc.spent == (0.7, 5e-7)
     with pytest.raises(dps.BudgetExceededError):

@@ -63,3 +63,14 @@ def test_parameters_cell_matches_the_manifest(name):
         assert not unknown, f"{name}: {profile} profile sets {sorted(unknown)}, which the notebook does not declare"
     quick = spec.parameters["quick"]
     assert {k: defaults[k] for k in quick} == quick, f"{name}: the notebook's defaults must be its quick profile"
+
+
+@pytest.mark.parametrize("name", sorted(MANIFEST.notebooks))
+def test_papermill_parses_every_parameter(name, caplog):
+    """A comment with '=' or a quote makes papermill skip the line (and warn on every report run)."""
+    import papermill
+
+    with caplog.at_level("WARNING", logger="papermill"):
+        parsed = papermill.inspect_notebook(str(MANIFEST.notebooks[name].path))
+    assert parsed.keys() == _parameters(MANIFEST.notebooks[name].path).keys()
+    assert not [r.getMessage() for r in caplog.records if "Unable to parse" in r.getMessage()]

@@ -1,7 +1,11 @@
-"""Noise: calibration (how much) and samplers (how it is drawn).
+"""Noise: how much (calibration), how it is drawn (samplers, random source) and how it is added (release).
 
-* :mod:`dpstats.noise.calibration` — Laplace scale, analytic and classic Gaussian σ.
-* :mod:`dpstats.noise.continuous` — floating-point samplers.
+* :mod:`dpstats.noise.calibration` — Laplace scale, analytic and classic Gaussian σ, the discrete Gaussian's σ;
+* :mod:`dpstats.noise.exact` — exact discrete Laplace and discrete Gaussian samplers;
+* :mod:`dpstats.noise.random` — the cryptographically secure default random source;
+* :mod:`dpstats.noise.release` — statistics on a public grid with exact integer noise (the default of every
+  mechanism);
+* :mod:`dpstats.noise.continuous` — floating-point samplers (``noise="float"``, the Gamma-norm noise of ERM).
 """
 
 from .calibration import (

@@ -1,0 +1,250 @@
+"""The Dask engine: every statistic streamed over the chunks of a dask array or DataFrame, in one compute.
+
+Imported only when a dask object reaches a mechanism (:mod:`dpstats._engine`); all dask-specific code of
+dpstats is here. Each function builds one graph: a task per chunk that validates its rows and computes its share
+of the statistic (the same NumPy code the in-memory engine runs, :mod:`dpstats._statistics`,
+:mod:`dpstats._reduce`), then a tree of small tasks that combines the shares in chunk order, and one
+``dask.compute``. Only the combined statistic (a few numbers, a d × d matrix) reaches the client, where the noise
+is drawn from the caller's ``rng``, exactly as in memory. Data are never gathered: a chunk is released as soon as
+its share is computed, so a worker holds a few chunks at a time, whatever the size of the data.
+
+Privacy: nothing here reads a chunk size, a partition or the cluster's shape into a calibration. The statistics
+are defined over blocks of a public number of rows at global row positions (:mod:`dpstats._reduce`); a chunk
+boundary only decides where a block's rows are multiplied, never which rows form a block. So the integer
+statistics are the NumPy engine's exactly, the floating-point ones bitwise the same (the same per-block
+arithmetic, added by the same fixed tree), and every error bound of the in-memory engine holds unchanged.
+
+Scheduler: whatever dask would use (a ``distributed.Client`` when one is active, else local threads).
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+
+import dask
+import dask.array as da
+import numpy as np
+
+from ._reduce import Part, chunk_part, merge_parts
+from ._statistics import BinCounts, ChunkSums, FixedPoint, chunk_bin_counts
+from ._validation import scaled_rows
+from .exceptions import DataValidationError, ParameterError
+
+__all__ = ["as_array", "bin_counts", "bounded_sums", "clip_rows", "lazy_product", "map_row_blocks", "map_rows",
+           "persist_rows", "reduce_rows", "refuse_input_perturbation", "row_product", "signed_labels", "sketch"]
+
+#: Shares combined per task of the reduction tree.
+SPLIT_EVERY = 8
+#: Chunk size the ERM solver rechunks its persisted data to (whole blocks of rows).
+ERM_CHUNK_BYTES = 64 * 2**20
+
+
+def as_array(x, name: str, *, ndim: tuple[int, ...], min_rows: int) -> da.Array:
+    """A dask array, DataFrame or Series as a lazy float64 dask array with known chunk sizes.
+
+    A DataFrame's (or an array's) unknown partition lengths are counted first (``n`` is public, and the blocks
+    of :mod:`dpstats._reduce` sit at global row positions); for parquet dask reads them from the metadata.
+    Nothing else is read here.
+    """
+    if hasattr(x, "to_dask_array"):  # DataFrame or Series: the columns the caller selected, in order
+        array = x.to_dask_array(lengths=True)
+    elif isinstance(x, da.Array):
+        array = x
+    else:
+        raise DataValidationError(f"{name} must be a dask array, DataFrame or Series; got {type(x).__name__}")
+    if array.dtype.kind not in "biuf":
+        raise DataValidationError(f"{name} must be numeric array-like; got a dask collection of dtype {array.dtype}")
+    if array.ndim not in ndim:
+        allowed = " or ".join(f"{d}-D" for d in ndim)
+        raise DataValidationError(f"{name} must be {allowed}; got an array of shape {array.shape}")
+    if any(np.isnan(size) for size in array.shape):
+        array = array.compute_chunk_sizes()
+    rows = array.shape[0] if array.ndim else 1
+    if rows < min_rows:
+        raise DataValidationError(f"{name} must have at least {min_rows} row(s); got shape {array.shape}")
+    return array.astype(np.float64)
+
+
+def clip_rows(X: da.Array, max_norm: float) -> da.Array:
+    """``X`` with rows of norm > ``max_norm`` scaled down to it, lazily (the statistic's pass checks the rest)."""
+    return _whole_rows(X).map_blocks(scaled_rows, max_norm, dtype=np.float64)
+
+
+# ----------------------------------------------------------------------------- one compute over the chunks
+
+
+def _whole_rows(array: da.Array) -> da.Array:
+    """``array`` chunked along its first axis only (a row is never cut)."""
+    return array.rechunk({axis: -1 for axis in range(1, array.ndim)}) if array.ndim > 1 else array
+
+
+def _aligned(arrays: tuple) -> tuple:
+    """Row-aligned dask arrays with whole rows: the chunks of the first, given to the others."""
+    arrays = tuple(a if isinstance(a, da.Array) else da.from_array(np.asarray(a)) for a in arrays)
+    arrays = tuple(_whole_rows(a) for a in arrays)
+    rows = arrays[0].chunks[0]
+    return tuple(a if a.chunks[0] == rows else a.rechunk({0: rows}) for a in arrays)
+
+
+def _shares(fn, *arrays, starts: bool = False) -> list:
+    """``fn(chunk of each array)`` (``fn(start, chunks...)`` with ``starts``) for every row chunk, as delayed
+    values in row order. Built as one blockwise layer, like dask's own reductions: dask may fuse it with a
+    blockwise producer, and otherwise schedules each task where its chunk is (only the small result moves).
+    (Measured with dask 2026.8: not fused with ``da.random`` chunks, which stay separate tasks.)"""
+    arguments = []
+    for k, array in enumerate(arrays):
+        arguments += [array, "i" + "abcdefgh"[k] * (array.ndim - 1)]
+    if starts:
+        edges = np.concatenate([[0], np.cumsum(arrays[0].chunks[0])[:-1]]).astype(np.int64)
+        arguments = [da.from_array(edges, chunks=1), "i", *arguments]
+    wrapped = da.blockwise(functools.partial(_boxed, fn, starts), "i", *arguments, dtype=object,
+                           adjust_chunks={"i": 1}, concatenate=False, align_arrays=False, meta=np.empty(0, object))
+    return list(wrapped.to_delayed().ravel())
+
+
+def _boxed(fn, starts: bool, *chunks) -> np.ndarray:
+    """fn's result in a one-element object array (a blockwise task must return an array). A 2-D chunk arrives as
+    the list of its column chunks, of which there is one (whole rows): taken as it is, never copied."""
+    chunks = [c[0] if isinstance(c, list) else c for c in chunks]
+    box = np.empty(1, dtype=object)
+    box[0] = fn(int(chunks[0][0]), *chunks[1:]) if starts else fn(*chunks)
+    return box
+
+
+def _tree(shares: list, combine):
+    """Combine the delayed shares of :func:`_shares`, in order, by a tree of tasks (``combine`` takes a list);
+    compute once."""
+    level = [dask.delayed(_unboxed, pure=False)(combine, shares[i:i + SPLIT_EVERY])
+             for i in range(0, len(shares), SPLIT_EVERY)]
+    while len(level) > 1:
+        level = [dask.delayed(combine, pure=False)(level[i:i + SPLIT_EVERY])
+                 for i in range(0, len(level), SPLIT_EVERY)]
+    (result,) = dask.compute(level[0])
+    return result
+
+
+def _unboxed(combine, boxes: list):
+    return combine([box[0] for box in boxes])
+
+
+def _sum_all(shares: list):
+    return functools.reduce(operator.add, shares)
+
+
+def reduce_rows(arrays: tuple, rows: int, leaf, new_sum, check=None) -> Part:
+    """:func:`dpstats._reduce.reduce_rows` over the chunks of dask arrays: a :func:`~dpstats._reduce.chunk_part`
+    task per chunk (validation and the chunk's complete blocks), :func:`~dpstats._reduce.merge_parts` in a tree
+    (the blocks cut by chunk boundaries), one compute."""
+    arrays = _aligned(arrays)
+    n = arrays[0].shape[0]
+    task = functools.partial(_chunk_part, n=n, rows=rows, leaf=leaf, new_sum=new_sum, check=check)
+    return _tree(_shares(task, *arrays, starts=True), functools.partial(_merge_all, n=n, rows=rows, leaf=leaf))
+
+
+def _chunk_part(start: int, *arrays, n: int, rows: int, leaf, new_sum, check) -> Part:
+    return chunk_part(arrays, start, n, rows, leaf, new_sum, check)
+
+
+def _merge_all(parts: list, n: int, rows: int, leaf) -> Part:
+    total = parts[0]
+    for part in parts[1:]:
+        total = merge_parts(total, part, n, rows, leaf)
+    return total
+
+
+def bounded_sums(x: da.Array, grid: FixedPoint, *, axis, clip: bool) -> ChunkSums:
+    """:meth:`dpstats._statistics.FixedPoint.chunk_sums` of every chunk of records, added exactly."""
+    if axis is None:
+        records = x.reshape(-1, 1)
+    else:
+        moved = _whole_rows(da.moveaxis(x, axis, 0))
+        records = moved.reshape(moved.shape[0], -1)
+    return _tree(_shares(functools.partial(grid.chunk_sums, clip=clip), _whole_rows(records)), _sum_all)
+
+
+def bin_counts(x: da.Array, bins: int, lower: float, upper: float, *, clip: bool) -> BinCounts:
+    """:func:`dpstats._statistics.chunk_bin_counts` of every chunk, added."""
+    count = functools.partial(chunk_bin_counts, bins=bins, lower=lower, upper=upper, clip=clip)
+    return _tree(_shares(count, x), _sum_all)
+
+
+# ----------------------------------------------------------------------------- solvers' passes (ERM, low rank)
+
+
+def persist_rows(X, y, rows: int) -> tuple[da.Array, da.Array]:
+    """X and y rechunked to whole blocks of ``rows`` rows (about :data:`ERM_CHUNK_BYTES` per chunk) and persisted:
+    the ERM solver reads them once per evaluation (on a cluster they stay in the workers' memory, spilling to
+    disk; on local threads, in this process)."""
+    X, y = _aligned((X, y))
+    step = rows * max(1, ERM_CHUNK_BYTES // (rows * 8 * X.shape[1]))
+    return dask.persist(X.rechunk({0: step}), y.rechunk({0: step}))
+
+
+def map_rows(blockwise, X: da.Array, y: da.Array) -> da.Array:
+    """``blockwise(X_chunk, y_chunk)`` (one value per row) for every chunk, persisted beside X."""
+    values = da.blockwise(blockwise, "i", X, "ij", y, "i", dtype=np.float64, concatenate=True)
+    return values.persist()
+
+
+def sketch(A, omega: np.ndarray) -> tuple[int, float, np.ndarray, np.ndarray]:
+    """One pass over A for the range finder of :func:`dpstats.low_rank`: the number of NaN or infinite values,
+    the largest row L1 norm, the column L1 norms and AΩ (gathered: m × ℓ)."""
+    return _tree(_shares(functools.partial(_sketch_chunk, omega=omega), _whole_rows(A)), _join_sketches)
+
+
+def _sketch_chunk(A: np.ndarray, omega: np.ndarray):
+    nonfinite = int(A.size - np.count_nonzero(np.isfinite(A)))
+    if nonfinite:  # the release will raise: nothing else to compute
+        return nonfinite, 0.0, np.zeros(A.shape[1]), np.empty((0, omega.shape[1]))
+    absolute = np.abs(A)
+    return nonfinite, float(absolute.sum(axis=1).max(initial=0.0)), absolute.sum(axis=0), A @ omega
+
+
+def _join_sketches(shares: list):
+    nonfinite = sum(s[0] for s in shares)
+    return (nonfinite, max(s[1] for s in shares), functools.reduce(operator.add, (s[2] for s in shares)),
+            np.concatenate([s[3] for s in shares]))
+
+
+def row_product(Q: np.ndarray, A) -> np.ndarray:
+    """QᵀA for Q on the client (m × ℓ) and A in chunks of rows: Σ_chunks Q_cᵀA_c, one compute."""
+    return _tree(_shares(functools.partial(_transposed_product, Q=Q), _whole_rows(A), starts=True), _sum_all)
+
+
+def _transposed_product(start: int, A: np.ndarray, Q: np.ndarray) -> np.ndarray:
+    return Q[start:start + A.shape[0]].T @ A
+
+
+def lazy_product(L: np.ndarray, R: np.ndarray, like) -> da.Array:
+    """The lazy product L @ R (m × n) in the row chunks of ``like``: a result as large as the data stays lazy."""
+    left = da.from_array(L, chunks=(_whole_rows(like).chunks[0], -1))
+    return left @ R
+
+
+def map_row_blocks(fn, X: da.Array, width: int) -> da.Array:
+    """``fn`` (rows to rows of ``width`` columns) applied chunk by chunk, lazily."""
+    X = _whole_rows(X)
+    return X.map_blocks(fn, chunks=(X.chunks[0], (width,)), dtype=np.float64)
+
+
+def signed_labels(y, classes: np.ndarray) -> da.Array:
+    """Labels mapped lazily to +1 (``classes[1]``), −1 (``classes[0]``) and NaN (any other label)."""
+    labels = y.to_dask_array(lengths=True) if hasattr(y, "to_dask_array") else y
+    if not isinstance(labels, da.Array):
+        labels = da.from_array(np.asarray(labels))
+    if any(np.isnan(size) for size in labels.shape):
+        labels = labels.compute_chunk_sizes()
+    return labels.map_blocks(_signed, classes, dtype=np.float64)
+
+
+def _signed(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    return np.where(y == classes[1], 1.0, np.where(y == classes[0], -1.0, np.nan))
+
+
+def refuse_input_perturbation() -> None:
+    """Input perturbation releases a noisy copy of A, as large as A itself."""
+    raise ParameterError(
+        "low_rank(method='input_perturbation') releases A plus noise, as large as A itself: on a dask array use "
+        "method='range_finder', which reads A in two passes and keeps only m x l and l x n matrices in memory"
+    )

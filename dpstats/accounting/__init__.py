@@ -1,0 +1,51 @@
+"""Privacy accounting: what each release is, how releases compose, and the budget that bounds them.
+
+* :mod:`~dpstats.accounting.events` — privacy events (Laplace, Gaussian, the exponential mechanism, ...);
+* :mod:`~dpstats.accounting.compose` — the composition rules ("pld", "zcdp", "advanced", "basic") and
+  parallel composition;
+* :class:`Accountant` — a budget and a ledger; mechanisms charge it before drawing noise;
+* :func:`calibrate` — per-release parameters that use a budget exactly.
+"""
+
+from .accountant import (
+    DEFAULT_DELTA,
+    Accountant,
+    AccountantSharingError,
+    ParallelBlock,
+    UnprovenGuaranteeError,
+    charge,
+    check_accountant,
+)
+from .compose import RULES, Parallel, compose, gaussian_epsilon, zcdp_delta, zcdp_epsilon
+from .events import ApproxDP, Event, Exponential, Gaussian, Laplace, PureDP, event_from_dict
+from .ledger import LedgerEntry
+from .plan import Allocation, Planned, calibrate, split_epsilon, split_weighted
+
+__all__ = [
+    "DEFAULT_DELTA",
+    "RULES",
+    "Accountant",
+    "AccountantSharingError",
+    "Allocation",
+    "ApproxDP",
+    "Event",
+    "Exponential",
+    "Gaussian",
+    "Laplace",
+    "LedgerEntry",
+    "Parallel",
+    "ParallelBlock",
+    "Planned",
+    "PureDP",
+    "UnprovenGuaranteeError",
+    "calibrate",
+    "charge",
+    "check_accountant",
+    "compose",
+    "event_from_dict",
+    "split_epsilon",
+    "split_weighted",
+    "gaussian_epsilon",
+    "zcdp_delta",
+    "zcdp_epsilon",
+]

@@ -1,0 +1,373 @@
+"""Releasing a statistic with noise that has no floating-point gaps: a public grid and exact integer noise.
+
+Mironov (CCS 2012) showed that floating-point noise added to a data-dependent
+value leaks: the set of doubles that ``value + noise`` can produce depends on
+``value``, so some outputs are possible under one dataset and impossible under
+its neighbour. dpstats therefore releases every numeric statistic this way:
+
+1. **An integer statistic.** Mechanisms compute their statistic exactly as an
+   integer S in a public unit u (a rational: the statistic is S·u) —
+   :mod:`dpstats._statistics` quantises each record to a public fixed-point
+   grid and sums integers, so no rounding error depends on the data — or, where
+   that is not possible, as a float with a proven bound ``error`` on its
+   absolute rounding error.
+2. **A public grid.** A power of two G is chosen from public quantities only
+   (the sensitivity, the number of coordinates a neighbour can move, ε): about
+   2^-20 (Gaussian) or 2^-12 (Laplace) of the per-coordinate sensitivity, so
+   that the integer sensitivity in units of G is at least 2^20 (2^12) per
+   moved coordinate.
+3. **Rounding, charged.** S·u/G is rounded to the nearest integer (exactly, in
+   integer arithmetic; no rounding when u/G is an integer). Rounding moves each
+   coordinate by at most 1/2, so a neighbour's rounded statistic moves by at
+   most Δ/G + 1 per coordinate (+ 2·error/G for a float statistic): the
+   sensitivity in grid units is Δ₁/G + c (L1) or Δ₂/G + √c (L2) with c the
+   number of coordinates a neighbour can move — charged, not ignored (a
+   relative 2^-20, or 2^-12 for Laplace noise).
+4. **Exact integer noise.** Discrete Laplace (pure ε-DP, exactly ε = Δ₁/t for
+   integer sensitivity) or discrete Gaussian (accounted as the continuous
+   Gaussian mechanism by the smoothing lemma of
+   :mod:`dpstats.noise.calibration`), sampled exactly from random bits by
+   :mod:`dpstats.noise.exact`.
+5. **Scaled back.** The release is (rounded statistic + noise)·G: a function of
+   an integer only, so whatever floating-point arithmetic follows is
+   post-processing and cannot leak.
+
+``noise="float"`` keeps the papers' continuous floating-point noise, for
+reproducing published numbers and for speed comparisons; it warns with
+:class:`~dpstats.exceptions.FloatingPointNoiseWarning`.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from .._validation import check_choice
+from ..accounting.events import Event, Gaussian, Laplace
+from ..exceptions import FloatingPointNoiseWarning, ParameterError
+from .calibration import discrete_gaussian_sigma, gaussian_sigma, laplace_scale
+
+__all__ = ["NOISE", "Noise", "Statistic", "grid_for", "integers_times_grid", "l1_up", "l2_up", "make_noise"]
+
+NOISE = ("exact", "float")
+
+#: log2 of the integer sensitivity per moved coordinate on the grid (the rounding slack is 2^-bits of it): 20 for
+#: Gaussian noise; 12 for Laplace noise, whose exact privacy-loss distribution (used by the accountant for scalar
+#: releases) is computed over the integer sensitivity and stays fast at 2^12.
+GRID_BITS = 20
+LAPLACE_GRID_BITS = 12
+#: The largest discrete Laplace scale (in grid units) the exact sampler takes; smaller ε coarsens the grid.
+_MAX_LAPLACE_SCALE = 2**50
+_LAPLACE_SCALE_DENOMINATOR = 2**10
+#: The largest discrete Gaussian σ (in grid units) the grid layer asks for; the sampler goes to 2^60.
+_MAX_GAUSSIAN_SIGMA = 2.0**56
+_INT64_SAFE = 2**62
+
+
+@dataclass(frozen=True)
+class Statistic:
+    """A statistic before noise: ``values`` × ``unit``.
+
+    Either exact — ``values`` holds integers (an int64 array, or an object
+    array / Python ints when they may exceed int64) and ``unit`` is a
+    positive :class:`fractions.Fraction` or an object array of them, one per
+    coordinate — or a float statistic (``unit`` is None).
+    """
+
+    values: object
+    unit: object = None
+
+    def as_float(self) -> np.ndarray:
+        """The statistic as float64 (for the float noise path and for checks)."""
+        if self.unit is None:
+            return np.asarray(self.values, dtype=np.float64)
+        exact = np.frompyfunc(lambda v, u: float(Fraction(int(v)) * u), 2, 1)(np.asarray(self.values), self.unit)
+        return np.asarray(exact, dtype=np.float64)
+
+
+class Noise:
+    """Calibrated noise for one release: its privacy event and how to add it (see :func:`make_noise`)."""
+
+    event: Event
+
+    @property
+    def noise_scale(self) -> float:  # pragma: no cover - interface
+        """The noise's σ (Gaussian) or scale b (Laplace), in the statistic's real units."""
+        raise NotImplementedError
+
+    def apply(self, statistic: Statistic, rng: np.random.Generator) -> np.ndarray:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class _GridNoise(Noise):
+    event: Event
+    grid: Fraction
+    unit: Fraction | None
+    kind: str
+    scale: Fraction  # discrete Laplace t, or discrete Gaussian σ²
+
+    @property
+    def noise_scale(self) -> float:
+        root = math.sqrt(self.scale) if self.kind == "gaussian" else float(self.scale)
+        return root * float(self.grid)
+
+    def apply(self, statistic: Statistic, rng: np.random.Generator) -> np.ndarray:
+        """Round the statistic to the grid (exactly), add exact integer noise, scale back."""
+        from .exact import discrete_gaussian, discrete_laplace
+
+        rounded = self._rounded(statistic)
+        shape = np.shape(rounded)
+        if self.kind == "laplace":
+            noise = discrete_laplace(self.scale.numerator, self.scale.denominator, shape, rng)
+        else:
+            noise = discrete_gaussian(self.scale.numerator, self.scale.denominator, shape, rng)
+        return integers_times_grid(_add(rounded, noise), self.grid)
+
+    def _rounded(self, statistic: Statistic):
+        if not _same_unit(statistic.unit, self.unit):
+            raise ParameterError(f"statistic unit {statistic.unit} differs from the calibrated unit {self.unit}")
+        if statistic.unit is None:  # float statistic: values/G is exact (power of two), rint is exact
+            scaled = np.rint(np.asarray(statistic.values, dtype=np.float64) / float(self.grid))
+            if np.abs(scaled).max(initial=0.0) < _INT64_SAFE:
+                return scaled.astype(np.int64)
+            return np.vectorize(int, otypes=[object])(scaled)
+        if isinstance(statistic.unit, Fraction):
+            ratio = statistic.unit / self.grid
+            return _round_ratio(np.asarray(statistic.values), ratio.numerator, ratio.denominator)
+        ratios = np.asarray(statistic.unit, dtype=object) / self.grid
+        rounded = np.frompyfunc(lambda v, r: _round_exact(int(v), r.numerator, r.denominator), 2, 1)
+        return _compact(np.asarray(rounded(np.asarray(statistic.values), ratios), dtype=object))
+
+
+def _same_unit(a, b) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return bool(np.all(np.asarray(a, dtype=object) == np.asarray(b, dtype=object)))
+
+
+def _round_exact(value: int, numerator: int, denominator: int) -> int:
+    """round(value · numerator / denominator), halves up, in integer arithmetic."""
+    return (value * numerator * 2 + denominator) // (2 * denominator)
+
+
+def _round_ratio(values: np.ndarray, numerator: int, denominator: int):
+    """round(values · numerator / denominator) to the nearest integer (halves up), exactly.
+
+    This runs after the accountant was charged, so it must never fail, whatever the data: the int64 shortcuts
+    are taken only when no intermediate can overflow; everything else goes through Python integers.
+    """
+    small = values.dtype != object and np.abs(values).max(initial=0) < 2**61
+    if small and denominator == 1 and numerator < 2**61 // max(1, int(np.abs(values).max(initial=0))):
+        return values.astype(np.int64) * numerator
+    shift = denominator.bit_length() - 1
+    if small and numerator == 1 and denominator == 1 << shift and 1 <= shift <= 61:
+        return (values.astype(np.int64) + (1 << (shift - 1))) >> shift  # arithmetic shift: floor division
+    flat = [_round_exact(int(v), numerator, denominator) for v in values.ravel().tolist()]
+    return _compact(np.array(flat, dtype=object).reshape(values.shape))
+
+
+def _compact(values: np.ndarray) -> np.ndarray:
+    """int64 if every integer fits comfortably, else the object array as it is."""
+    if values.size == 0 or max(abs(int(v)) for v in values.ravel()) < _INT64_SAFE:
+        return values.astype(np.int64)
+    return values
+
+
+def _add(rounded, noise: np.ndarray):
+    if rounded.dtype != object and np.abs(rounded).max(initial=0) < _INT64_SAFE // 2 \
+            and np.abs(noise).max(initial=0) < _INT64_SAFE // 2:
+        return rounded + noise
+    return rounded.astype(object) + noise.astype(object)
+
+
+def integers_times_grid(integers: np.ndarray, grid) -> np.ndarray:
+    """integers·G as float64 (exact while |integer| < 2^53; beyond, a deterministic rounding of an integer, which
+    is post-processing of the integer release)."""
+    g = float(grid)
+    if integers.dtype != object:
+        return integers.astype(np.float64) * g
+    return np.vectorize(lambda v: float(v) * g, otypes=[np.float64])(integers)
+
+
+@dataclass(frozen=True)
+class _FloatNoise(Noise):
+    event: Event
+    kind: str
+    scale: float  # Laplace b or Gaussian σ
+
+    @property
+    def grid(self) -> None:
+        """Floating-point noise has no grid."""
+        return None
+
+    @property
+    def noise_scale(self) -> float:
+        return self.scale
+
+    def apply(self, statistic: Statistic, rng: np.random.Generator) -> np.ndarray:
+        value = statistic.as_float()
+        if self.kind == "laplace":
+            return value + rng.laplace(0.0, self.scale, size=value.shape)
+        return value + rng.normal(0.0, self.scale, size=value.shape)
+
+
+def make_noise(*, epsilon: float, delta: float, sensitivity: float, changed: int, unit=None, slack: float = 0.0,
+               noise: str = "exact", calibration: str = "analytic", repeat: int = 1, failure: float = 0.0,
+               grid_bits: int = GRID_BITS) -> Noise:
+    """Calibrate the noise for a statistic: Laplace (δ = 0, L1 ``sensitivity``) or Gaussian (δ > 0, L2).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The release's guarantee (already validated).
+    sensitivity : float
+        L1 (δ = 0) or L2 (δ > 0) sensitivity of the statistic in real units, under replace-one neighbours.
+    changed : int
+        How many coordinates a neighbour can move (the rounding slack; the number of coordinates for dense
+        statistics).
+    unit : Fraction or array of Fraction, optional
+        The unit of an exact integer statistic; None for a float statistic.
+    slack : float, default 0
+        How far, in real units, a coordinate can move between neighbours beyond what ``sensitivity`` covers:
+        twice the floating-point error bound of a float statistic, or the per-block rounding of
+        :func:`dpstats._statistics.grid_gram`. Charged like the rounding to the grid.
+    noise : {"exact", "float"}, default "exact"
+        "float": the papers' continuous noise, open to the floating-point attack (warns).
+    calibration : {"analytic", "classic"}
+        Gaussian calibration; "classic" (paper-faithful, ε < 1 only) implies ``noise="float"``.
+    repeat : int, default 1
+        Number of Gaussian releases of this statistic's kind (the power method's iterations) that together must
+        be (ε, δ)-DP: L Gaussians with multiplier μ compose exactly into one with μ/√L, so each gets √L times
+        the σ of a single (ε, δ) release.
+    failure : float, default 0
+        Probability that the sensitivity bound fails (added to δ; Gaussian only).
+    grid_bits : int, default GRID_BITS
+        The Gaussian grid is 2^-grid_bits of the per-coordinate sensitivity; a
+        coarser grid (fewer bits) leaves room for the floating-point error of a
+        float statistic, at a relative cost of about 2^-grid_bits in noise.
+
+    Returns
+    -------
+    Noise
+        ``.event`` to charge before drawing, ``.apply(statistic, rng)`` to release.
+    """
+    check_choice(noise, "noise", NOISE)
+    if noise == "float" or calibration == "classic":
+        return _float_noise(epsilon, delta, sensitivity, changed, calibration, repeat, failure)
+    if delta == 0:
+        return _laplace_grid(epsilon, sensitivity, changed, unit, slack)
+    return _gaussian_grid(epsilon, delta, sensitivity, changed, unit, slack, repeat, failure, grid_bits)
+
+
+def _float_noise(epsilon, delta, sensitivity, changed, calibration, repeat, failure) -> Noise:
+    warnings.warn(
+        "noise='float' adds floating-point noise, which leaks the data through the low-order bits of the release "
+        "(Mironov 2012); use it only to reproduce published numbers", FloatingPointNoiseWarning, stacklevel=4)
+    if delta == 0:
+        scale = laplace_scale(sensitivity, epsilon)
+        return _FloatNoise(Laplace.calibrated(scale, sensitivity, coordinates=changed), "laplace", scale)
+    sigma = gaussian_sigma(sensitivity, epsilon, delta - failure, calibration) * math.sqrt(repeat)
+    event = Gaussian(epsilon, delta, sigma=sigma, sensitivity=sensitivity, repeat=repeat, failure=failure)
+    return _FloatNoise(event, "gaussian", sigma)
+
+
+def grid_for(per_coordinate: float, bits: int = GRID_BITS) -> Fraction:
+    """The public power-of-two grid G: the largest power of two <= 2^-bits · ``per_coordinate`` (the
+    sensitivity per moved coordinate, in real units), from the float's exponent (exact, no logarithm)."""
+    if not (math.isfinite(per_coordinate) and per_coordinate > 0):
+        raise ParameterError(f"the sensitivity per coordinate must be finite and > 0; got {per_coordinate!r}")
+    return Fraction(2) ** (math.frexp(per_coordinate)[1] - 1 - bits)
+
+
+def _grid(per_coordinate: float, unit, bits: int) -> tuple[Fraction, bool]:
+    """The grid, and whether S·u/G needs rounding (not when u/G is an integer for every coordinate)."""
+    grid = grid_for(per_coordinate, bits)
+    if unit is None:
+        return grid, True
+    ratios = np.asarray(unit, dtype=object).ravel() / grid
+    return grid, any(r.denominator != 1 for r in ratios)
+
+
+def _laplace_grid(epsilon, sensitivity, changed, unit, slack) -> Noise:
+    grid, rounds = _grid(sensitivity / changed, unit, LAPLACE_GRID_BITS)
+    while True:
+        integer_sensitivity = _integer_l1(sensitivity, changed, grid, rounds, slack)
+        scale = Fraction(math.ceil(Fraction(integer_sensitivity) / Fraction(epsilon) * _LAPLACE_SCALE_DENOMINATOR),
+                         _LAPLACE_SCALE_DENOMINATOR)
+        if scale <= _MAX_LAPLACE_SCALE:
+            break
+        grid, rounds = _coarser(grid, sensitivity, changed, epsilon)  # tiny ε: keep the scale in the sampler's range
+    eps = _float_up(Fraction(integer_sensitivity) / scale)
+    event = Laplace(epsilon=eps, scale=float(scale), sensitivity=float(integer_sensitivity), discrete=True,
+                    coordinates=changed)
+    return _GridNoise(event, grid, unit, "laplace", scale)
+
+
+def _integer_l1(sensitivity, changed, grid, rounds, slack) -> int:
+    """The L1 sensitivity in grid units: Δ₁/G plus, per moved coordinate, the rounding and the slack."""
+    moved = changed * ((1 if rounds else 0) + Fraction(slack) / grid)
+    return math.floor(Fraction(sensitivity) / grid + moved)
+
+
+def _integer_l2(sensitivity, changed, grid, rounds, slack) -> float:
+    """The L2 sensitivity in grid units, from the integer bound on ‖v‖² (v an integer vector)."""
+    moved = _float_up(Fraction(_sqrt_up(changed)) * ((1 if rounds else 0) + Fraction(slack) / grid))
+    real = _float_up(Fraction(sensitivity) / grid + Fraction(moved))
+    return _sqrt_up(math.floor(Fraction(real) ** 2))
+
+
+def _coarser(grid: Fraction, sensitivity: float, changed: int, epsilon: float) -> tuple[Fraction, bool]:
+    """The next coarser grid, unless the rounding would then cost more than the sensitivity itself."""
+    if Fraction(sensitivity) / grid < 2 * changed:
+        raise ParameterError(
+            f"epsilon={epsilon:g} is too small for exact integer noise: the noise would be more than 2^50 times the "
+            "sensitivity. Use a larger epsilon (the release would be pure noise anyway)"
+        )
+    return grid * 2, True
+
+
+def _gaussian_grid(epsilon, delta, sensitivity, changed, unit, slack, repeat, failure, bits) -> Noise:
+    grid, rounds = _grid(sensitivity / math.sqrt(changed), unit, bits)
+    while True:
+        integer_sensitivity = _integer_l2(sensitivity, changed, grid, rounds, slack)
+        sigma = discrete_gaussian_sigma(integer_sensitivity, epsilon, delta - failure) * math.sqrt(repeat)
+        if sigma <= _MAX_GAUSSIAN_SIGMA:
+            break
+        grid, rounds = _coarser(grid, sensitivity, changed, epsilon)
+    sigma2 = Fraction(math.ceil(Fraction(sigma) ** 2))
+    event = Gaussian(epsilon, delta, sigma=sigma, sensitivity=integer_sensitivity, discrete=True, repeat=repeat,
+                     failure=failure)
+    return _GridNoise(event, grid, unit, "gaussian", sigma2)
+
+
+def l1_up(values) -> float:
+    """The smallest float >= Σ|v| for exact (Fraction) values; OverflowError beyond the float range."""
+    return _float_up(sum((abs(Fraction(v)) for v in values), Fraction(0)))
+
+
+def l2_up(values) -> float:
+    """A float >= √(Σ v²) for exact (Fraction) values, rounded up; OverflowError beyond the float range."""
+    squared = sum((Fraction(v) ** 2 for v in values), Fraction(0))
+    root = math.sqrt(_float_up(squared))
+    while Fraction(root) ** 2 < squared:
+        root = math.nextafter(root, math.inf)
+    return root
+
+
+def _sqrt_up(n: int) -> float:
+    """The smallest float >= √n."""
+    root = math.sqrt(n)
+    return root if Fraction(root) ** 2 >= n else math.nextafter(root, math.inf)
+
+
+def _float_up(value: Fraction) -> float:
+    """The smallest float >= ``value``; OverflowError if it exceeds the float range."""
+    as_float = float(value)
+    if math.isinf(as_float):
+        raise OverflowError("value exceeds the float range")
+    return as_float if Fraction(as_float) >= value else math.nextafter(as_float, math.inf)

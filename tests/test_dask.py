@@ -1,0 +1,221 @@
+"""The Dask engine: the same seed gives the same release as NumPy, for every mechanism and estimator; a bound
+violated in the last chunk raises before anything is charged, with the count over every chunk; a
+``distributed.LocalCluster`` of processes gives the same releases; a lazy array several times larger than the
+memory budget is streamed, never gathered.
+
+The chunks are deliberately awkward (sizes that cut the public blocks of :mod:`dpstats._reduce`, several column
+chunks), so the pieces of cut blocks are exercised. Releases are compared bit for bit: the engines run the same
+per-block arithmetic and add the blocks by the same tree.
+"""
+
+import importlib
+import subprocess
+import sys
+import tracemalloc
+import warnings
+
+import numpy as np
+import pytest
+
+import dpstats as dps
+from dpstats.estimators import DPCCA, DPPCA, DPLinearSVC, DPLogisticRegression
+
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+pd = pytest.importorskip("pandas")
+
+RNG = np.random.default_rng(0)
+N, D = 20_000, 6
+X = RNG.uniform(-1, 1, (N, D))
+X /= np.linalg.norm(X, axis=1, keepdims=True) * 1.05
+Y = np.where(X[:, 0] + 0.2 * RNG.standard_normal(N) > 0, 1.0, -1.0)
+x = RNG.uniform(0, 1, N)
+A = RNG.standard_normal((3_000, 40)) / 10
+
+
+@pytest.fixture(autouse=True)
+def small_gram_blocks(monkeypatch):
+    """Gram blocks of 1 KiB (the minimum of 256 rows): 20,000 rows make 79 blocks, cut by most chunk edges."""
+    monkeypatch.setattr(importlib.import_module("dpstats._statistics"), "_GRAM_BLOCK_BYTES", 1)
+
+
+def lazy(array, rows=1_777):
+    """A dask array with chunks that cut the blocks, and (2-D) columns in two chunks."""
+    return da.from_array(array, chunks=(rows,) + tuple(max(1, s // 2) for s in array.shape[1:]))
+
+
+MECHANISMS = {
+    "mean": lambda v, M, y, r: dps.mean(v, 1.0, bounds=(0, 1), rng=r),
+    "mean gaussian axis 0": lambda v, M, y, r: dps.mean(M, 1.0, 1e-6, bounds=(-1, 1), axis=0, rng=r),
+    "mean axis 1": lambda v, M, y, r: dps.mean(M.T, 1.0, bounds=(-1, 1), axis=1, rng=r),
+    "variance": lambda v, M, y, r: dps.variance(v, 1.0, bounds=(0, 1), rng=r),
+    "variance axis 0": lambda v, M, y, r: dps.variance(M, 1.0, 1e-6, bounds=(-1, 1), axis=0, clip=True, rng=r),
+    "histogram": lambda v, M, y, r: dps.histogram(v, 1.0, bins=7, range=(0, 1), rng=r)[0],
+    "pca_ag": lambda v, M, y, r: dps.pca_ag(M, 1.0, 1e-6, rng=r),
+    "pca_ag clip": lambda v, M, y, r: dps.pca_ag(M * 1.5, 1.0, 1e-6, clip=True, rng=r),
+    "pca_ag float": lambda v, M, y, r: dps.pca_ag(M, 0.5, 1e-6, calibration="classic", rng=r),
+    "pca_sn": lambda v, M, y, r: dps.pca_sn(M, 1.0, rng=r),
+    "pca_ppm": lambda v, M, y, r: dps.pca_ppm(M, 2, 1.0, 1e-6, rng=r),
+    "pca_ppm laplace": lambda v, M, y, r: dps.pca_ppm(M, 2, 1.0, 0.0, n_iter=3, rng=r),
+    "pca_ppca": lambda v, M, y, r: dps.pca_ppca(M, 2, 1.0, rng=r),
+    "pca ag": lambda v, M, y, r: dps.pca(M, 2, epsilon=1.0, rng=r),
+    "pca ppm": lambda v, M, y, r: dps.pca(M, 2, mechanism="ppm", epsilon=1.0, rng=r),
+    "pca ppca": lambda v, M, y, r: dps.pca(M, 2, mechanism="ppca", epsilon=1.0, rng=r),
+    "cca": lambda v, M, y, r: dps.cca(M[:, :3], M[:, 3:], 2, 1.0, 1e-6, rng=r).C_hat,
+    "svm objective": lambda v, M, y, r: dps.svm(M, y, 1.0, lam=1e-3, rng=r),
+    "svm output": lambda v, M, y, r: dps.svm(M, y, 1.0, lam=1e-3, method="output", rng=r),
+    "logistic objective": lambda v, M, y, r: dps.logistic_regression(M, y, 1.0, lam=1e-3, rng=r),
+    "logistic output": lambda v, M, y, r: dps.logistic_regression(M, y, 1.0, lam=1e-3, method="output", rng=r),
+}
+
+
+@pytest.mark.parametrize("name", MECHANISMS)
+def test_same_seed_same_release_as_numpy(name):
+    mechanism = MECHANISMS[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", (dps.NotPrivateWarning, dps.FloatingPointNoiseWarning))
+        expected = mechanism(x, X, Y, 3)
+        released = mechanism(lazy(x), lazy(X), lazy(Y, 2_500), 3)
+    assert type(released) is type(expected)
+    np.testing.assert_array_equal(released, expected)
+
+
+def test_low_rank_same_release_streamed_and_lazy_output():
+    expected = dps.low_rank(A, 2, 1.0, 1e-6, rng=4)
+    released = dps.low_rank(lazy(A, 701), 2, 1.0, 1e-6, rng=4)
+    assert isinstance(released, da.Array) and released.chunks[0] == (701,) * 4 + (196,)
+    np.testing.assert_array_equal(released.compute(), expected)
+    with pytest.raises(dps.ParameterError, match="range_finder"):
+        dps.low_rank(lazy(A), 2, 1.0, 1e-6, method="input_perturbation", rng=4)
+
+
+def frame(array, columns, partitions=7):
+    return dd.from_pandas(pd.DataFrame(array, columns=columns), npartitions=partitions)
+
+
+def test_dataframes_give_the_same_release():
+    df = frame(np.column_stack([X, Y, x]), [f"x{i}" for i in range(D)] + ["label", "value"])
+    features = [f"x{i}" for i in range(D)]
+    assert dps.mean(df["value"], 1.0, bounds=(0, 1), rng=2) == dps.mean(x, 1.0, bounds=(0, 1), rng=2)
+    np.testing.assert_array_equal(dps.pca_ag(df[features], 1.0, 1e-6, rng=2), dps.pca_ag(X, 1.0, 1e-6, rng=2))
+    np.testing.assert_array_equal(dps.logistic_regression(df[features], df["label"], 1.0, lam=1e-3, rng=2),
+                                  dps.logistic_regression(X, Y, 1.0, lam=1e-3, rng=2))
+    with pytest.raises(dps.DataValidationError, match="numeric"):
+        dps.mean(dd.from_pandas(pd.DataFrame({"s": ["a", "b"]}), npartitions=1)["s"], 1.0, bounds=(0, 1))
+
+
+ESTIMATORS = {
+    "DPPCA ag": (lambda: DPPCA(2, random_state=5), ["components_"]),
+    "DPPCA ppm": (lambda: DPPCA(2, mechanism="ppm", random_state=5), ["components_"]),
+    "DPPCA ppca": (lambda: DPPCA(2, mechanism="ppca", random_state=5), ["components_"]),
+    "DPLogisticRegression": (lambda: DPLogisticRegression(classes=["no", "yes"], random_state=5),
+                             ["coef_", "intercept_"]),
+    "DPLinearSVC": (lambda: DPLinearSVC(classes=["no", "yes"], clip=True, random_state=5), ["coef_", "intercept_"]),
+}
+
+
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_estimators_fit_dask_arrays_and_dataframes_like_numpy(name):
+    make, attributes = ESTIMATORS[name]
+    labels = np.where(Y > 0, "yes", "no")
+    expected = make().fit(X, labels)
+    from_array = make().fit(lazy(X), da.from_array(labels, chunks=3_000))
+    df = frame(X, [f"f{i}" for i in range(D)]).assign(label=dd.from_pandas(pd.Series(labels), npartitions=7))
+    from_frame = make().fit(df[[f"f{i}" for i in range(D)]], df["label"])
+    for fitted in (from_array, from_frame):
+        for attribute in attributes:
+            np.testing.assert_array_equal(getattr(fitted, attribute), getattr(expected, attribute))
+        assert fitted.n_features_in_ == D
+    assert list(from_frame.feature_names_in_) == [f"f{i}" for i in range(D)]
+    out, lazy_out = (expected.transform(X), from_array.transform(lazy(X))) if name.startswith("DPPCA") else \
+        (expected.predict(X), from_array.predict(lazy(X)))
+    assert isinstance(lazy_out, da.Array)  # post-processing, chunk by chunk (sums over column chunks: to rounding)
+    np.testing.assert_allclose(lazy_out.compute(), out, rtol=0, atol=1e-12) if out.dtype == float else \
+        np.testing.assert_array_equal(lazy_out.compute(), out)
+
+
+def test_dpcca_fits_dask_views_like_numpy():
+    expected = DPCCA(2, random_state=6).fit(X[:, :3], X[:, 3:])
+    fitted = DPCCA(2, random_state=6).fit(lazy(X[:, :3]), lazy(X[:, 3:], 3_000))
+    np.testing.assert_array_equal(fitted.result_.C_hat, expected.result_.C_hat)
+    np.testing.assert_array_equal(fitted.x_weights_, expected.x_weights_)
+
+
+def test_unknown_label_in_the_last_chunk_raises_before_the_charge():
+    labels = np.where(Y > 0, "yes", "no")
+    labels[-1] = "maybe"
+    acc = dps.Accountant(10.0, 1e-3)
+    with pytest.raises(dps.DataValidationError, match="1 other value"):
+        DPLogisticRegression(classes=["no", "yes"], accountant=acc).fit(lazy(X), da.from_array(labels, chunks=3_000))
+    assert acc.ledger == []
+
+
+VIOLATIONS = {
+    # name: (mechanism on the lazy data, what to break in the last chunk, error, message)
+    "mean out of bounds": (lambda v, M, y, acc: dps.mean(v, 1.0, bounds=(0, 1), accountant=acc),
+                           "x", 1.5, dps.OutOfBoundsError, "3 value"),
+    "variance NaN": (lambda v, M, y, acc: dps.variance(v, 1.0, bounds=(0, 1), clip=True, accountant=acc),
+                     "x", np.nan, dps.DataValidationError, "3 NaN"),
+    "histogram out of range": (lambda v, M, y, acc: dps.histogram(v, 1.0, range=(0, 1), accountant=acc),
+                               "x", -0.5, dps.OutOfBoundsError, "3 value"),
+    "pca_ag row norm": (lambda v, M, y, acc: dps.pca_ag(M, 1.0, 1e-6, accountant=acc),
+                        "X", 0.9, dps.OutOfBoundsError, "3 row"),
+    "pca_ppm NaN": (lambda v, M, y, acc: dps.pca_ppm(M, 2, 1.0, 1e-6, accountant=acc),
+                    "X", np.nan, dps.DataValidationError, "3 NaN"),
+    "cca row norm": (lambda v, M, y, acc: dps.cca(M[:, :3], M[:, 3:], 1, 1.0, 1e-6, accountant=acc),
+                     "X", 0.9, dps.OutOfBoundsError, "3 row"),
+    "low_rank infinite": (lambda v, M, y, acc: dps.low_rank(M, 2, 1.0, 1e-6, accountant=acc),
+                          "X", np.inf, dps.DataValidationError, "3 NaN or infinite"),
+    "logistic row norm": (lambda v, M, y, acc: dps.logistic_regression(M, y, 1.0, lam=1e-3, accountant=acc),
+                          "X", 0.9, dps.OutOfBoundsError, "3 row"),
+    "svm labels": (lambda v, M, y, acc: dps.svm(M, y, 1.0, lam=1e-3, accountant=acc),
+                   "y", 0.0, dps.DataValidationError, "3 other value"),
+}
+
+
+@pytest.mark.parametrize("name", VIOLATIONS)
+def test_violation_in_the_last_chunk_raises_with_the_count_and_charges_nothing(name):
+    mechanism, target, value, error, match = VIOLATIONS[name]
+    data = {"x": x.copy(), "X": X.copy(), "y": Y.copy()}
+    if target == "X" and np.isfinite(value):
+        data["X"][-3:] = value  # 3 rows of norm 0.9·√6
+    elif target == "X":
+        data["X"][-3:, 0] = value  # 3 values, one per row
+    else:
+        data[target][-3:] = value
+    acc = dps.Accountant(100.0, 1e-3)
+    with pytest.raises(error, match=match):
+        mechanism(lazy(data["x"]), lazy(data["X"]), lazy(data["y"], 2_500), acc)
+    assert acc.ledger == [] and acc.spent == (0.0, 0.0)
+
+
+def test_import_dpstats_does_not_import_dask():
+    code = "import sys, dpstats; print([m for m in ('dask', 'distributed') if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_lazy_array_larger_than_the_budget_is_streamed_on_a_cluster_of_processes():
+    """Two worker processes with 300 MiB each; data more than 3 times their total memory, generated lazily. What
+    the client allocates (traced) stays below a budget of 32 MiB: only the statistics come back (a worker holds a
+    few 8 MiB chunks at a time: a materialising run would be killed). On small data the cluster's releases are
+    NumPy's, bit for bit."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="300MiB",
+                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+        np.testing.assert_array_equal(dps.pca_ag(lazy(X), 1.0, 1e-6, rng=7), dps.pca_ag(X, 1.0, 1e-6, rng=7))
+        np.testing.assert_array_equal(dps.logistic_regression(lazy(X), lazy(Y), 1.0, lam=1e-3, rng=7),
+                                      dps.logistic_regression(X, Y, 1.0, lam=1e-3, rng=7))
+        budget = 32 * 2**20
+        rows, d = 2_000 * 2**20 // (8 * 8), 8  # 2,000 MiB
+        big = da.random.default_rng(1).uniform(-0.35, 0.35, (rows, d), chunks=(2**20, d))
+        tracemalloc.start()
+        try:
+            A_hat = dps.pca_ag(big, 1.0, 1e-6, rng=7)
+            m = dps.mean(big[:, 0], 1.0, bounds=(-0.35, 0.35), rng=7)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert big.nbytes > 3 * 600 * 2**20 and big.nbytes > 60 * budget
+        assert peak < budget, f"the client allocated {peak / 2**20:.0f} MiB"
+        assert A_hat.shape == (d, d) and abs(m) < 0.01

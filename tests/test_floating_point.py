@@ -1,0 +1,115 @@
+"""Mironov's floating-point attack (CCS 2012) works on naive floating-point noise and fails on every release dpstats
+makes by default: releases lie on a public grid, so their support and their low-order bits do not depend on the
+data."""
+
+import math
+
+import numpy as np
+import pytest
+
+import dpstats as dps
+from dpstats._statistics import norm_bound_squared
+from dpstats.audit import float_laplace_support, low_bit_distance, on_grid
+from dpstats.erm import AMP_SHARE, objective_perturbation_parameters
+from dpstats.noise.release import GRID_BITS, LAPLACE_GRID_BITS, grid_for
+
+N_RELEASES = 3000
+
+
+def _releases(mechanism, data, seed, n=N_RELEASES):
+    rng = np.random.default_rng(seed)
+    return np.array([mechanism(data, rng) for _ in range(n)])
+
+
+def test_the_attack_breaks_naive_numpy_laplace_noise():
+    """The issue's measurement: 20,000 releases of the mean of [1.0] with NumPy's Laplace noise (b = 1); about 80 %
+    of them are values that the mean of [0.0] can never produce."""
+    rng = np.random.default_rng(0)
+    released = 1.0 + rng.laplace(0.0, 1.0, 20_000)
+    assert float_laplace_support(released, 1.0, 1.0).all()  # the check recognises every genuine output
+    impossible = 1.0 - float_laplace_support(released, 0.0, 1.0).mean()
+    assert impossible > 0.5
+    assert low_bit_distance(released, rng.laplace(0.0, 1.0, 20_000)) > 0.15
+
+
+def test_the_float_option_is_open_to_it_and_warns():
+    with pytest.warns(dps.FloatingPointNoiseWarning):
+        released = _releases(lambda x, r: dps.mean(x, 1.0, bounds=(0, 1), rng=r, noise="float"), [1.0], 1)
+    assert 1.0 - float_laplace_support(released, 0.0, 1.0).mean() > 0.5
+
+
+MEAN_GRID = float(grid_for(1.0, LAPLACE_GRID_BITS))  # sensitivity (hi - lo)/n = 1 per coordinate
+MECHANISMS = {
+    # name: (mechanism(data, rng), dataset, neighbour, public grid of the release)
+    "mean laplace": (lambda x, r: dps.mean(x, 1.0, bounds=(0, 1), rng=r), [0.0], [1.0], MEAN_GRID),
+    "mean gaussian": (lambda x, r: dps.mean(x, 1.0, 1e-6, bounds=(0, 1), rng=r), [0.0], [1.0],
+                      float(grid_for(1.0, GRID_BITS))),
+    "histogram": (lambda x, r: dps.histogram(x, 1.0, bins=2, range=(0, 1), rng=r)[0], [0.2], [0.8],
+                  float(grid_for(1.0, LAPLACE_GRID_BITS))),
+    "pca_ag": (lambda X, r: dps.pca_ag(X, 1.0, 1e-6, rng=r)[np.triu_indices(2)], np.eye(2)[[0]],
+               np.eye(2)[[1]], float(grid_for(math.sqrt(2) * norm_bound_squared(2) / math.sqrt(3), GRID_BITS))),
+    "pca_ppca": (lambda X, r: dps.pca_ppca(X, 1, 1.0, rng=r), np.eye(2)[[0]], np.eye(2)[[1]], 2.0**-32),
+}
+
+
+@pytest.mark.parametrize("name", MECHANISMS)
+def test_default_releases_lie_on_their_public_grid_and_hide_their_low_bits(name):
+    mechanism, data, neighbour, grid = MECHANISMS[name]
+    a, b = _releases(mechanism, data, 10), _releases(mechanism, neighbour, 20)
+    assert on_grid(a, grid) and on_grid(b, grid)  # the support is the grid, whatever the data
+    assert low_bit_distance(a, b) == 0.0  # no low-order bit carries anything
+
+
+def test_variance_cca_and_erm_releases_are_on_grids_too():
+    x = np.random.default_rng(0).uniform(0, 1, 50)
+    # variance: the grid is 2^-12 of its sensitivity (n - 1)(hi - lo)²/n² for the fixed-point bounds of [0, 1]
+    grid = float(grid_for((50 - 1) / 50**2, LAPLACE_GRID_BITS))
+    assert on_grid([dps.variance(x, 1.0, bounds=(0, 1), rng=s) for s in range(50)], grid)
+    Z = np.random.default_rng(1).uniform(-0.3, 0.3, (40, 4))
+    C = dps.cca(Z[:, :2], Z[:, 2:], 1, 1.0, 1e-6, rng=0).C_hat * 40  # the release is ZᵀZ + E on the grid, then /N
+    cca_grid = float(grid_for(math.sqrt(2) * norm_bound_squared(4) / math.sqrt(10), GRID_BITS))
+    assert on_grid(C, cca_grid)
+    X, y = Z[:, :2], np.where(Z[:, 0] > 0, 1.0, -1.0)
+    n, d, lam, tol = 40, 2, 0.1, 1e-9
+    bound = math.sqrt(norm_bound_squared(d))
+    eps_prime, Delta = objective_perturbation_parameters(n, lam, 1.0 * (1 - AMP_SHARE), 0.25, norm_bound=bound)
+    grids = {"output": grid_for((2 * bound / (n * lam) + 2 * tol / lam) / math.sqrt(d)),
+             "objective": grid_for(2 * tol / (lam + Delta) / math.sqrt(d))}
+    for method, grid in grids.items():
+        f = dps.logistic_regression(X, y, 1.0, lam=lam, method=method, rng=0, tol=tol)
+        assert np.abs(f).min() > 100 * float(grid) and on_grid(f, float(grid))
+
+
+def test_exact_noise_costs_no_utility():
+    """Mean error of the exact default against the float option, at three epsilons: within sampling error."""
+    x = np.random.default_rng(3).uniform(0, 1, 200)
+    for eps in (0.1, 1.0, 10.0):
+        exact = [dps.mean(x, eps, bounds=(0, 1), rng=s) - x.mean() for s in range(400)]
+        with pytest.warns(dps.FloatingPointNoiseWarning):
+            floating = [dps.mean(x, eps, bounds=(0, 1), rng=s, noise="float") - x.mean() for s in range(400)]
+        # Laplace(b): E|noise| = b, sd of the mean of 400 absolute errors is b/20; 4 sd apart at most.
+        b = 1 / (200 * eps)
+        assert abs(np.mean(np.abs(exact)) - np.mean(np.abs(floating))) < 4 * math.sqrt(2) * b / 20
+
+
+@pytest.mark.parametrize("counts", [(4, 4, 4), (2, 1, 1), (4, 1, 4), (1, 1, 9)])
+def test_exact_sums_merged_from_threads_are_exact_on_both_sides_of_int64(counts):
+    """Accumulators merged from threads (ExactSum.extend) stay in int64 while no overflow is possible and move to
+    Python integers when it is: with terms near the bound, three full accumulators would overflow int64, and the
+    merged total still equals the exact integer sum."""
+    from dpstats._reduce import ExactSum
+
+    big = 2**62 // 5  # room for 4 terms of this size per accumulator (the room is rounded down)
+    rng = np.random.default_rng(0)
+    parts, terms = [], []
+    for count in counts:
+        acc = ExactSum((3,), float(big))
+        for _ in range(count):
+            term = rng.integers(big - 1000, big, size=3, endpoint=True)
+            terms.append(term)
+            acc.add(term)
+        parts.append(acc)
+    for other in parts[1:]:
+        parts[0].extend(other)
+    exact = [sum(int(t[i]) for t in terms) for i in range(3)]
+    assert [int(v) for v in parts[0].total()] == exact
