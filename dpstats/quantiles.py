@@ -58,9 +58,13 @@ non-decreasing k-tuples, so a group of outputs in one run grows by the factor
 each run uniformly. **That sampler is floating point**: the dynamic
 programme runs in log space with FFT convolutions and a Gumbel-max draw, and no
 floating-point-exact sampler for it is known. Outcomes whose probability is
-below about 10^-16 of the largest may be given probability 0, and the others
-are off by a relative error of that order; the output still lies on the public
-grid. The ledger note says so.
+below about 10^-16 of the largest may be given probability 0 (an outcome
+impossible under one dataset and possible under its neighbour: no finite ε
+covers that), and the small ones may be off by much more than their own
+relative precision; the output still lies on the public grid. Its guarantee is
+therefore recorded as unproven (``proven=False``): an Accountant refuses it
+unless created with ``allow_unproven=True``, and :func:`private_bounds` uses
+two exact single quantiles instead.
 
 References
 ----------
@@ -274,14 +278,18 @@ def quantile(x, q, epsilon: float, *, bounds, clip: bool = False, grid_size: int
              rng=None, accountant: Accountant | None = None):
     """Differentially private quantile(s) of bounded data: the exponential mechanism on a public grid.
 
-    One level q: Smith's (2011) exponential mechanism, sampled exactly. Several
+    One level q: Smith's (2011) exponential mechanism, sampled exactly: ε-DP
+    (δ = 0), one :class:`~dpstats.accounting.Exponential` event. Several
     levels: the joint exponential mechanism of Gillenwater, Joseph & Kulesza
     (2021), which spends the whole ε on all of them at once (instead of ε/m
-    each) and returns non-decreasing values; its sampler is floating point.
-    See the module docstring for the utilities, their sensitivities (1 and 2,
-    replace-one neighbours, n public) and the privacy and exactness arguments.
-    The release is ε-DP (δ = 0) and charges one
-    :class:`~dpstats.accounting.Exponential` event.
+    each) and returns non-decreasing values. Its sampler is floating point and
+    can give a positive-probability outcome probability 0 (module docstring),
+    so its guarantee is **unproven**: it is recorded with ``proven=False`` and
+    an :class:`~dpstats.Accountant` refuses it unless created with
+    ``allow_unproven=True``. For a proven release of several levels, call
+    ``quantile`` once per level with a share of ε. See the module docstring for
+    the utilities, their sensitivities (1 and 2, replace-one neighbours, n
+    public) and the privacy and exactness arguments.
 
     Parameters
     ----------
@@ -364,17 +372,22 @@ def _check_grid(bounds, name: str, grid_size, scale) -> _Grid:
 def _release_indices(x: np.ndarray, levels: np.ndarray, epsilon: float, grid: _Grid, clip: bool, rng,
                      accountant) -> np.ndarray:
     """Check x against the grid's bounds, charge, and sample the grid index of every level (in the order given)."""
-    cells = grid.cells(x, clip)
+    return _indices_of_cells(grid.cells(x, clip), levels, epsilon, grid, rng, accountant)
+
+
+def _indices_of_cells(cells: np.ndarray, levels: np.ndarray, epsilon: float, grid: _Grid, rng,
+                      accountant) -> np.ndarray:
+    """Charge, and sample the grid index of every level from the records' sorted cells."""
     if levels.size == 1:
         charge(accountant, "quantile", [Exponential(epsilon)],
                note=f"exponential mechanism (Smith 2011) on a {grid.describe()}; exact sampler (uniform proposals, "
                     f"exact Bernoulli(exp(-gamma))), epsilon rounded down to a multiple of 2^-{_EPSILON_BITS}; "
                     f"{describe(rng)}")
         return np.array([_sample_one(cells, float(levels[0]), epsilon, grid.size, rng)])
-    charge(accountant, "quantile", [Exponential(epsilon)],
+    charge(accountant, "quantile", [Exponential(epsilon)], proven=False,
            note=f"joint exponential mechanism (Gillenwater, Joseph & Kulesza 2021) for {levels.size} levels on a "
                 f"{grid.describe()}; floating-point sampler (log-space dynamic programme, Gumbel-max): no exact "
-                f"sampler known; {describe(rng)}")
+                f"sampler known, guarantee unproven; {describe(rng)}")
     order = np.argsort(levels, kind="stable")
     indices = np.empty(levels.size, dtype=np.int64)
     indices[order] = _sample_joint(cells, levels[order], epsilon, grid.size, rng)
@@ -387,8 +400,9 @@ def private_bounds(x, epsilon: float, *, range, quantiles=(0.05, 0.95), grid_siz
 
     Mean, variance and histogram need public bounds, and bounds read from the
     data are not private (diffprivlib's most asked-for fix). This helper spends
-    ``epsilon`` — a stated part of the analyst's budget — on the joint private
-    quantiles (:func:`quantile`, GJK 2021) at the levels ``quantiles`` of the
+    ``epsilon`` — a stated part of the analyst's budget — on two private
+    quantiles (:func:`quantile`, Smith 2011, each sampled exactly at ε/2; the
+    joint mechanism's sampler is not proven) at the levels ``quantiles`` of the
     data clipped to ``range``, a generous public interval that needs no look
     at the data (ages: (0, 150); incomes: (0, 10^7)). The grid is logarithmic
     by default (``scale="log"``), so a range far wider than the data costs
@@ -419,7 +433,8 @@ def private_bounds(x, epsilon: float, *, range, quantiles=(0.05, 0.95), grid_siz
         leaves q_lo·n ranks of margin, and a stretch of the range with no data
         wins once ε·q_lo·n/2 is small against the log of its share of the grid
         (with n = 5000 and ε = 0.2, (0.01, 0.99) often returns the edge of the
-        range; (0.05, 0.95) does not).
+        range; (0.05, 0.95) does not). Each level is released on its own, and
+        the two results are sorted (post-processing).
     grid_size : int, default 65536
     scale : {"log", "linear"}, default "log"
         The grid of :func:`quantile`; the bounds are two of its points.
@@ -466,7 +481,10 @@ def private_bounds(x, epsilon: float, *, range, quantiles=(0.05, 0.95), grid_siz
 
 
 def _bounds_of_column(x: np.ndarray, epsilon: float, grid: _Grid, levels, rng, accountant) -> tuple[float, float]:
-    low, high = (int(i) for i in _release_indices(x, levels, epsilon, grid, True, rng, accountant))
+    """Two exact single quantiles at ε/2 each (proven ε-DP by basic composition; the joint sampler is not)."""
+    cells, half = grid.cells(x, True), split_epsilon(epsilon, 2)
+    low, high = sorted(int(_indices_of_cells(cells, levels[i:i + 1], half, grid, rng, accountant)[0])
+                       for i in range(2))  # sorted: post-processing
     if high <= low:  # both on one grid point: widen by one grid step (post-processing)
         low, high = (low, low + 1) if low < grid.size else (low - 1, low)
     return tuple(float(v) for v in grid.values([low, high]))
