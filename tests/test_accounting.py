@@ -367,3 +367,13 @@ def test_ledger_file_collects_charges_from_worker_processes(tmp_path):
     with multiprocessing.get_context("spawn").Pool(2) as pool:
         assert all(pool.map(_spend_in_worker, [(str(path), 0.125)] * 8))
     assert len(acc.ledger) == 8 and acc.spent == (1.0, 0.0)
+
+
+@pytest.mark.parametrize("rule", ["pld", "zcdp", "basic"])
+def test_zero_sensitivity_gaussian_costs_nothing_and_composes(rule):
+    """A Gaussian event on a query of sensitivity 0 (infinite noise multiplier) is free, alone or mixed."""
+    acc = dps.Accountant(1.0, 1e-6, composition=rule)
+    acc.record("m", [Gaussian(0.0, 0.0, sigma=1.0, sensitivity=0.0)])
+    assert acc.spent[0] == 0.0
+    acc.record("m", [Laplace.calibrated(10.0, 1.0)])
+    assert acc.spent[0] == pytest.approx(0.1, rel=1e-3)

@@ -170,3 +170,8 @@ def test_grid_rounding_costs_a_relative_2_to_the_minus_bits(delta, changed):
         assert gaussian_epsilon(event.combined_multiplier, delta) <= eps * (1 + 1e-9)  # (rounded up by 1e-12)
         assert noise.noise_scale == pytest.approx(gaussian_sigma_analytic(sensitivity, eps, delta), rel=2.0**-19)
     assert noise.apply(Statistic(np.zeros(changed)), np.random.default_rng(0)).shape == (changed,)
+
+
+def test_cached_calibration_still_names_a_bad_parameter():
+    with pytest.raises(ParameterError, match="epsilon"):
+        gaussian_sigma_analytic(1.0, [1], 1e-6)

@@ -216,7 +216,7 @@ def gaussian_epsilon(noise_multiplier: float, delta: float) -> float:
 
     if delta <= 0:
         return math.inf
-    if delta >= 1:
+    if delta >= 1 or math.isinf(noise_multiplier):  # zero sensitivity: the release reveals nothing
         return 0.0
     if gaussian_privacy_gap(noise_multiplier, 1.0, 0.0) <= delta:
         return 0.0
@@ -241,10 +241,11 @@ def _pld(items: Sequence[Item], budget_delta: float) -> float:
     if delta < 0:
         return math.inf
     if all(isinstance(e, Gaussian) for e in events):
-        inverse_square = math.fsum(1.0 / e.combined_multiplier**2 for e in events)
-        return gaussian_epsilon(1.0 / math.sqrt(inverse_square) / _ROUND_UP, delta)
+        return gaussian_epsilon(_combined_multiplier(events) / _ROUND_UP, delta)
     composed = None
     for event in events:
+        if isinstance(event, Gaussian) and math.isinf(event.noise_multiplier):
+            continue  # zero sensitivity: nothing to compose (its failure probability is counted above)
         loss = _cached_pld(event)
         composed = loss if composed is None else composed.compose(loss)
     return composed.get_epsilon_for_delta(delta)

@@ -125,7 +125,6 @@ def _raise_until_exact(value: float, holds) -> float:
     return value
 
 
-@functools.lru_cache(maxsize=1024)
 def gaussian_sigma_analytic(sensitivity: float, epsilon: float, delta: float) -> float:
     """Smallest σ making the Gaussian mechanism (ε, δ)-DP (Balle & Wang 2018, Thm 8).
 
@@ -148,6 +147,12 @@ def gaussian_sigma_analytic(sensitivity: float, epsilon: float, delta: float) ->
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     if delta == 0:
         raise ParameterError("delta must be > 0 for Gaussian noise; use Laplace noise for delta = 0")
+    return _sigma_analytic(float(sensitivity), epsilon, delta)
+
+
+@functools.lru_cache(maxsize=1024)
+def _sigma_analytic(sensitivity: float, epsilon: float, delta: float) -> float:
+    """:func:`gaussian_sigma_analytic` on validated floats, cached (the exact check costs milliseconds)."""
     if sensitivity == 0:
         return 0.0
     lo, hi = sensitivity, sensitivity
