@@ -12,7 +12,9 @@ Privacy: nothing here reads a chunk size, a partition or the cluster's shape int
 are defined over blocks of a public number of rows at global row positions (:mod:`dpstats._reduce`); a chunk
 boundary only decides where a block's rows are multiplied, never which rows form a block. So the integer
 statistics are the NumPy engine's exactly, the floating-point ones bitwise the same (the same per-block
-arithmetic, added by the same fixed tree), and every error bound of the in-memory engine holds unchanged.
+arithmetic, added by the same fixed tree), and every error bound of the in-memory engine holds unchanged. One
+exception: low_rank's projection QᵀA (:func:`row_product`) is summed per chunk in chunk order, so its last bits
+depend on the chunking; its release stays private because its error bound (``lowrank``) holds in any order.
 
 Scheduler: whatever dask would use (a ``distributed.Client`` when one is active, else local threads).
 """
