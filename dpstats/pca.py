@@ -508,7 +508,8 @@ def pca_ppca(X, k: int, epsilon: float, *, sampler: str = "sequential", n_sweeps
     floating-point XᵀX, whose entries are within a public e_A of the exact
     ones, which adds 2·d·e_A per column (:func:`_ppca_sensitivity`).
 
-    ``sampler="sequential"`` (default, proven ε-DP): k exact draws, each an
+    ``sampler="sequential"`` (default, proven ε-DP in exact arithmetic; see
+    "Floating point" below): k draws, each an
     exponential mechanism at ε/k. Draw j samples a unit vector v_j of the
     orthogonal complement of the public v_1 … v_{j−1} (basis N_j) with density
     ∝ ``exp((ε/(2kR²)) vᵀ N_jᵀ A N_j v)`` — a vector Bingham distribution, drawn
@@ -596,7 +597,7 @@ def pca_ppca(X, k: int, epsilon: float, *, sampler: str = "sequential", n_sweeps
     if sampler == "sequential":
         share = split_epsilon(epsilon, k)
         charge(accountant, "pca_ppca", [Exponential(share)] * k,
-               note=f"sequential: {k} exact vector-Bingham draws at epsilon/{k}; {floating}")
+               note=f"sequential: {k} vector-Bingham rejection draws at epsilon/{k}; {floating}")
         V = sample_sequential_bingham(A * (share / (2.0 * sensitivity)), k, rng=rng)
     else:
         charge(accountant, "pca_ppca", [Exponential(epsilon)], proven=False,
