@@ -1,6 +1,6 @@
 """Exact integer noise: samples per second of dpstats' discrete Gaussian and Laplace samplers, against OpenDP.
 
-dpstats' ``discrete_gaussian`` and ``discrete_laplace`` (``dpstats.noise._exact``, Canonne, Kamath & Steinke 2020)
+dpstats' ``discrete_gaussian`` and ``discrete_laplace`` (``dpstats.noise.exact``, Canonne, Kamath & Steinke 2020)
 draw whole vectors at once. OpenDP's ``make_gaussian`` / ``make_laplace`` on a vector of 64-bit integers (integer
 domain: its exact discrete samplers) is the peer; it is called from Python on a list of zeros, so its time is that
 of the noise alone. The domain is ``T="i64"`` like dpstats' int64 output: OpenDP maps ``T=int`` to i32 and
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpstats.noise._exact import discrete_gaussian, discrete_laplace
+from dpstats.noise.exact import discrete_gaussian, discrete_laplace
 
 from ._harness import Results, interleaved_medians, status
 

@@ -7,7 +7,7 @@ d in {50, 100, 784}; ``pca_ppm`` per iteration against one ``A @ Y``; ``pca_ppca
 d × d eigendecomposition. Targets (issue 3): AG within 1.15x of ``X.T @ X`` at n = 1e6, d = 100; PPM at
 d = 784, k = 50, n_iter = 50 under 2 s once XᵀX is formed; PPCA at d = 784, k = 50 with the default sweeps
 under 60 s. Scaling: time against n and d for AG and PPCA, with the fitted log-log exponent, as a figure.
-MNIST is used at d = 784 when ``dpstats.datasets`` finds it, otherwise Gaussian data of the same shape.
+MNIST is used at d = 784 when ``dpstats.compendium.datasets`` finds it, otherwise Gaussian data of the same shape.
 
 Issue 13 target: ``pca_ag`` with the secure, exact default within 1.15x of ``X.T @ X`` at n = 1e5 for
 d in {100, 300, 784}, measured interleaved with ``X.T @ X`` (median of 7), and also each run on its own. When
@@ -27,6 +27,7 @@ import numpy as np
 
 import dpstats as dps
 from dpstats.bingham import DEFAULT_SWEEPS, sample_matrix_bingham
+from dpstats.compendium import datasets
 from dpstats.metrics import captured_energy
 from dpstats.pca import default_n_iter, second_moment
 
@@ -51,8 +52,8 @@ def _gaussian(n: int, d: int, seed: int = 0) -> np.ndarray:
 
 
 def _mnist_like(n: int, d: int) -> tuple[np.ndarray, str]:
-    if d == 784 and dps.datasets.is_available("mnist"):
-        images, _ = dps.datasets.load_mnist()
+    if d == 784 and datasets.is_available("mnist"):
+        images, _ = datasets.load_mnist()
         return _unit_rows(images[:n]), "MNIST"
     return _unit_rows(np.random.default_rng(0).standard_normal((n, d))), "Gaussian"
 

@@ -5,8 +5,12 @@ mechanism states its sensitivity, the paper it follows and its calibration; see
 the README for the conventions.
 
 Heavy submodules are imported on first use, so ``import dpstats`` stays fast.
+The compendium (:mod:`dpstats.compendium`: datasets, experiments, reports) is
+never imported by the library; ``dps.datasets`` and ``dps.experiments`` still
+reach it for one release, with a :class:`DeprecationWarning`.
 """
 
+import warnings
 from importlib import import_module
 
 from .accounting import Accountant
@@ -33,16 +37,21 @@ __version__ = "0.1.0"
 # public name -> submodule that defines it (imported lazily, PEP 562)
 _LAZY = {
     "audit": "audit",
-    "datasets": "datasets",
     "estimators": "estimators",
-    "experiments": "experiments",
     "accounting": "accounting",
     "logistic_regression": "erm",
     "svm": "erm",
     "low_rank": "lowrank",
     "metrics": "metrics",
+    "preprocessing": "preprocessing",
     "quantile": "quantiles",
     "private_bounds": "quantiles",
+}
+
+# old name -> where it lives now (the compendium); reached with a DeprecationWarning, for one release
+_MOVED = {
+    "datasets": "compendium.datasets",
+    "experiments": "compendium.experiments",
 }
 
 __all__ = [
@@ -71,6 +80,10 @@ __all__ = [
 
 
 def __getattr__(name: str):
+    if name in _MOVED:
+        warnings.warn(f"dpstats.{name} has moved to dpstats.{_MOVED[name]}; the old name will be removed in the "
+                      "next release", DeprecationWarning, stacklevel=2)
+        return import_module(f".{_MOVED[name]}", __name__)
     if name in _LAZY:
         module = import_module(f".{_LAZY[name]}", __name__)
         value = module if _LAZY[name] == name else getattr(module, name)

@@ -19,19 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._statistics import float_gram, grid_gram, norm_bound_squared, symmetric_from_upper
-from ._validation import (
-    check_array,
-    check_choice,
-    check_delta,
-    check_epsilon,
-    check_int,
-    check_positive,
-    check_row_norms,
-)
+from ._engine import as_array, check_row_norms, float_gram, grid_gram
+from ._kernels.gram import norm_bound_squared, symmetric_from_upper
+from ._validation import check_choice, check_delta, check_epsilon, check_int, check_positive
 from .accounting import Accountant, charge, check_accountant
 from .exceptions import DataValidationError, ParameterError
-from .noise.random import check_rng, describe
+from .noise.random import check_rng, describe_source
 from .noise.release import GRID_BITS, NOISE, Statistic, grid_for, make_noise
 
 __all__ = ["CCAResult", "canonical_correlations", "cca"]
@@ -141,7 +134,7 @@ def cca(X, Y, k: int, epsilon: float, delta: float, *, calibration: str = "analy
     D = (z zᵀ − z′ z′ᵀ)/N with ‖z zᵀ − z′ z′ᵀ‖_F² = ‖z‖⁴ + ‖z′‖⁴ − 2(zᵀz′)² <= 2;
     the released upper triangle changes by at most ‖D‖_F, so **Δ₂ = √2/N**
     (attained by orthogonal unit vectors; √2·R²/N with the row-norm bound R²
-    of :func:`dpstats._statistics.norm_bound_squared`). The poster's
+    of :func:`dpstats._kernels.gram.norm_bound_squared`). The poster's
     τ = (√2/(Nε))·√(2 ln(1.25/δ)) is the classic Gaussian calibration with this
     same replace-one sensitivity (``calibration="classic"`` reproduces it; it is
     proven for ε < 1 only). The default is the analytic Gaussian mechanism
@@ -222,7 +215,7 @@ def cca(X, Y, k: int, epsilon: float, delta: float, *, calibration: str = "analy
     check_accountant(accountant)
     if delta == 0:
         raise ParameterError("cca needs delta > 0 (Gaussian noise); got delta = 0")
-    X, Y = check_array(X, "X", ndim=(2,)), check_array(Y, "Y", ndim=(2,))
+    X, Y = as_array(X, "X", ndim=(2,)), as_array(Y, "Y", ndim=(2,))
     if X.shape[0] != Y.shape[0]:
         raise DataValidationError(
             f"X and Y must have the same number of rows (the same people, in the same order); "
@@ -249,7 +242,8 @@ def cca(X, Y, k: int, epsilon: float, delta: float, *, calibration: str = "analy
                             unit=statistic.unit, slack=slack, noise=noise, calibration=calibration)
     sigma = calibrated.noise_scale / n
     ridge = default_ridge(sigma, D) if ridge is None else ridge
-    charge(accountant, "cca", [calibrated.event], note=f"{calibration} Gaussian, sigma={sigma:.3g}; {describe(rng)}")
+    charge(accountant, "cca", [calibrated.event],
+           note=f"{calibration} Gaussian, sigma={sigma:.3g}; {describe_source(rng)}")
     C = symmetric_from_upper(calibrated.apply(statistic, rng), D) / n
     U, V, corr = canonical_correlations(C, dx, k, ridge)
     return CCAResult(U, V, corr, C, epsilon, delta, sigma, calibration, ridge, n)

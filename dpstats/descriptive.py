@@ -54,19 +54,14 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._statistics import bin_counts, bounded_sums
-from ._tables import check_categories, check_weights, from_table, labels
-from ._validation import (
-    check_array,
-    check_bounds,
-    check_delta,
-    check_epsilon,
-    check_int,
-)
+from ._engine import as_array, bin_counts, bounded_sums
+from ._engine.tables import check_categories, check_weights, from_table, labels
+from ._rounding import l1_up, l2_up
+from ._validation import check_bounds, check_delta, check_epsilon, check_int
 from .accounting import Accountant, charge, check_accountant, split_weighted
 from .exceptions import DataValidationError, MixedScalesWarning, OutOfBoundsError, ParameterError
-from .noise.random import check_rng, describe
-from .noise.release import Statistic, l1_up, l2_up, make_noise
+from .noise.random import check_rng, describe_source
+from .noise.release import Statistic, make_noise
 
 __all__ = ["mean", "variance", "histogram"]
 
@@ -77,14 +72,14 @@ DOMINANCE = 10.0
 def _records(x, bounds, axis, clip: bool, *, squares: bool):
     """Validate ``x``, ``bounds`` and ``axis``; check every value and sum the fixed-point records exactly.
 
-    Returns the sums and the :class:`~dpstats._tables.Table` ``x`` came from (None for an array)."""
+    Returns the sums and the :class:`~dpstats._engine.tables.TableSource` ``x`` came from (None for an array)."""
     x, table = from_table(x, "x")
     if table is not None:
         axis = table.records_axis(axis)
         bounds = table.per_column(bounds, "bounds", pair=True)
     elif isinstance(bounds, Mapping):
         raise ParameterError("bounds as a dict {column: (lo, hi)} needs a DataFrame; pass (lower, upper) here")
-    x = check_array(x, "x", ndim=(1, 2, 3))
+    x = as_array(x, "x", ndim=(1, 2, 3))
     if axis is None:
         if x.ndim > 1:
             raise ParameterError(
@@ -134,7 +129,7 @@ def _release(mechanism: str, statistic: Statistic, per_coordinate, epsilon: floa
     _warn_if_dominated(np.array([float(v) for v in per_coordinate]), sensitivity, shape, table)
     calibrated = make_noise(epsilon=epsilon, delta=delta, sensitivity=sensitivity, changed=changed,
                             unit=statistic.unit, noise=noise)
-    charge(accountant, mechanism, [calibrated.event], note=describe(rng))
+    charge(accountant, mechanism, [calibrated.event], note=describe_source(rng))
     noisy = calibrated.apply(statistic, rng)
     return float(noisy) if np.ndim(noisy) == 0 else noisy
 
@@ -152,7 +147,7 @@ def _release_weighted(mechanism: str, statistic: Statistic, per_coordinate: list
     noises = [make_noise(epsilon=e, delta=d, sensitivity=l1_up([s]), changed=1, unit=u, noise=noise)
               for e, d, s, u in zip(epsilons, deltas, per_coordinate, units, strict=True)]
     charge(accountant, mechanism, [n.event for n in noises],
-           note=f"{len(noises)} coordinates released separately, budget split by weights; {describe(rng)}")
+           note=f"{len(noises)} coordinates released separately, budget split by weights; {describe_source(rng)}")
     noisy = [float(n.apply(Statistic(v, u), rng)) for n, v, u in zip(noises, values, units, strict=True)]
     return noisy[0] if shape == () else np.asarray(noisy).reshape(shape)
 
@@ -196,7 +191,7 @@ def mean(x, epsilon: float, delta: float = 0.0, *, bounds, axis: int | None = No
     ``√(Σ_j (hi_j − lo_j)²) / n``. dpstats computes it for the records
     rounded to a fixed-point grid 2^-36 of the bounds' magnitude (public, per
     record, so the same argument holds with the rounded bounds) and sums them
-    exactly (:mod:`dpstats._statistics`).
+    exactly (:mod:`dpstats._kernels.fixed_point`).
 
     Parameters
     ----------
@@ -407,7 +402,7 @@ def histogram(x, epsilon: float, delta: float = 0.0, *, bins: int = 10, range=No
     lower, upper = check_bounds(range, "range")
     if lower.ndim or upper.ndim:
         raise ParameterError(f"range must be a pair of scalars; got {range!r}")
-    x = check_array(from_table(x, "x")[0], "x", ndim=(1,))
+    x = as_array(from_table(x, "x")[0], "x", ndim=(1,))
     if x.shape[0] == 0:
         raise DataValidationError("x must hold at least one record; got an empty array")
     counts = bin_counts(x, bins, float(lower), float(upper), clip=clip)

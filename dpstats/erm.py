@@ -97,7 +97,6 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -105,35 +104,24 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit
 
-from ._blocks import block_rows
-from ._engine import dask_engine, is_dask
-from ._reduce import DyadicSum, reduce_rows
-from ._statistics import norm_bound_squared
-from ._validation import (
-    RowNormViolations,
-    check_array,
-    check_choice,
-    check_epsilon,
-    check_int,
-    check_positive,
-    check_row_norms,
-    row_norm_violations,
-)
+from ._engine import as_array, check_row_norms, engine_of, reduce_rows
+from ._kernels.blocks import block_rows
+from ._kernels.gram import norm_bound_squared
+from ._kernels.reduce import DyadicSum
+from ._kernels.rows import RowNormViolations, row_norm_violations
+from ._rounding import UNIT_ROUNDOFF, gamma
+from ._validation import check_choice, check_epsilon, check_int, check_positive
 from .accounting import Accountant, PureDP, charge, check_accountant
-from .exceptions import DataValidationError, FloatingPointNoiseWarning, PrivacyError
+from .exceptions import DataValidationError, NotConvergedError
 from .noise.continuous import sample_gamma_norm_vector
-from .noise.random import check_rng, describe
-from .noise.release import NOISE, grid_for, integers_times_grid
+from .noise.random import check_rng, describe_source
+from .noise.release import NOISE, grid_integers, integers_times_grid, output_grid
 
 __all__ = ["NotConvergedError", "logistic_regression", "objective_perturbation_parameters", "svm"]
 
 METHODS = ("objective", "output")
 DEFAULT_TOL = 1e-9
 DEFAULT_MAX_ITER = 5000
-
-
-class NotConvergedError(PrivacyError):
-    """The solver did not certify the exact minimiser the privacy proof needs; nothing was released."""
 
 
 @dataclass(frozen=True)
@@ -225,12 +213,12 @@ def objective_perturbation_parameters(n: int, lam: float, epsilon: float, c: flo
 def _check_data(X, y, clip: bool) -> tuple:
     """X (rows rescaled to norm <= 1 with ``clip``) and y, shapes checked; the rows and labels themselves are
     checked by :meth:`_Rows.validated`, in the pass that also sums the preconditioner's column squares."""
-    X = check_array(X, "X", ndim=(2,))
+    X = as_array(X, "X", ndim=(2,))
     if X.shape[1] < 1:
         raise DataValidationError(f"X must have at least one column; got shape {X.shape}")
     if clip:
         X = check_row_norms(X, "X", clip=True)
-    y = check_array(y, "y", ndim=(1,))
+    y = as_array(y, "y", ndim=(1,))
     if y.shape[0] != X.shape[0]:
         raise DataValidationError(f"X and y must have the same number of rows; got {X.shape[0]} and {y.shape[0]}")
     return X, y
@@ -267,17 +255,17 @@ def _check_rows(X: np.ndarray, y: np.ndarray) -> _Violations | None:
 
 
 class _Rows:
-    """The examples (X, y) as the solver sees them: sums over blocks of public size (:mod:`dpstats._reduce`),
-    computed by NumPy in memory or by Dask over persisted chunks (:func:`dpstats._dask.persist_rows`). Block by
-    block the arithmetic is the same, so both engines give bitwise the same objective, gradient and minimiser."""
+    """The examples (X, y) as the solver sees them: sums over blocks of public size
+    (:mod:`dpstats._kernels.reduce`), computed by the data's engine (NumPy in memory, or Dask over persisted
+    chunks). Block by block the arithmetic is the same, so every engine gives bitwise the same objective, gradient
+    and minimiser."""
 
     def __init__(self, X, y) -> None:
         n, d = X.shape
         self.shape = (n, d)
         self.rows = min(block_rows(8 * d), n)
-        if is_dask(X) or is_dask(y):
-            X, y = dask_engine().persist_rows(X, y, self.rows)
-        self.X, self.y = X, y
+        self.engine = engine_of(X, y)
+        self.X, self.y = self.engine.persist_rows(X, y, self.rows)
         self._squares = None
 
     def validated(self) -> _Rows:
@@ -295,15 +283,13 @@ class _Rows:
         return self._squares
 
     def reduce(self, leaf, *extra) -> np.ndarray:
-        """Σ over blocks of ``leaf(X_b, y_b, *extra_b)``, by the fixed tree of :class:`dpstats._reduce.DyadicSum`."""
+        """Σ over blocks of ``leaf(X_b, y_b, *extra_b)``, by the fixed tree of
+        :class:`dpstats._kernels.reduce.DyadicSum`."""
         return reduce_rows((self.X, self.y, *extra), self.rows, leaf, DyadicSum).body.total()
 
     def per_row(self, fn):
         """``fn(X_b, y_b)`` (one value per row) for every block, in row order (dask: persisted, chunk-aligned)."""
-        blockwise = functools.partial(_per_block, fn, self.rows)
-        if is_dask(self.X):
-            return dask_engine().map_rows(blockwise, self.X, self.y)
-        return blockwise(self.X, self.y)
+        return self.engine.map_rows(functools.partial(_per_block, fn, self.rows), self.X, self.y)
 
 
 def _per_block(fn, rows: int, X: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -423,7 +409,7 @@ def _gradient_error(shape: tuple[int, int], f: np.ndarray, reg: float, lin: np.n
     Per coordinate: each block of r rows gives X_bᵀ(y ℓ′) within
     γ_r Σ_i |x_ij||ℓ′_i| <= γ_r r R (|ℓ′| <= 1, |x_ij| <= R), ℓ′ itself within
     4u; the n_b block results are added by the fixed tree of
-    :class:`dpstats._reduce.DyadicSum` (the same for NumPy and for any cut into
+    :class:`dpstats._kernels.reduce.DyadicSum` (the same for NumPy and for any cut into
     Dask chunks), each through fewer than n_b additions: within γ_{n_b} n R;
     dividing by n and adding reg·f_j + lin_j costs 3u(|reg f_j| + |lin_j|).
     Over d coordinates: √d times the first part, plus 3u(reg‖f‖ + ‖lin‖). The
@@ -438,10 +424,9 @@ def _gradient_error(shape: tuple[int, int], f: np.ndarray, reg: float, lin: np.n
     blocks = -(-n // rows)
     bound = math.sqrt(norm_bound_squared(d))
     norm_f = float(np.linalg.norm(f))
-    per_coordinate = (rows + blocks + 6) * 2.0**-53 * bound * 1.01
-    gamma_d = (d + 1) * 2.0**-53 / (1.0 - (d + 1) * 2.0**-53)
-    return (math.sqrt(d) * per_coordinate + c * gamma_d * bound * bound * norm_f * 1.01
-            + 3 * 2.0**-53 * (reg * norm_f + float(np.linalg.norm(lin))))
+    per_coordinate = (rows + blocks + 6) * UNIT_ROUNDOFF * bound * 1.01
+    return (math.sqrt(d) * per_coordinate + c * gamma(d + 1) * bound * bound * norm_f * 1.01
+            + 3 * UNIT_ROUNDOFF * (reg * norm_f + float(np.linalg.norm(lin))))
 
 
 def _in_scaled_coordinates(fun, scale: np.ndarray):
@@ -473,7 +458,8 @@ def _newton_polish(data: _Rows, loss, reg, f, grad, certified, fun, max_steps: i
 AMP_SHARE = 1.0 / 128
 
 
-def _erm(X, y, epsilon, lam, loss: _Loss, method, rng, accountant, tol, max_iter, noise: str = "exact") -> np.ndarray:
+def fit_weights(X, y, epsilon, lam, loss: _Loss, method, rng, accountant, tol, max_iter,
+                noise: str = "exact") -> np.ndarray:
     """Algorithm 1 or 2: the released weights. Every row (‖x_i‖₂² <= 1 + τ) and label (±1) of the NumPy or dask
     arrays X, y is checked in one pass before anything is charged."""
     epsilon, lam = check_epsilon(epsilon), check_positive(lam, "lam")
@@ -486,10 +472,10 @@ def _erm(X, y, epsilon, lam, loss: _Loss, method, rng, accountant, tol, max_iter
     n, d = data.shape
     bound = math.sqrt(norm_bound_squared(d))
     mechanism = f"{loss.name} ({method} perturbation)"
-    floating = f"Gamma-norm noise drawn in floating point (no exact sampler known); {describe(rng)}"
+    floating = f"Gamma-norm noise drawn in floating point (no exact sampler known); {describe_source(rng)}"
     if method == "output":
         sensitivity = 2.0 * bound / (n * lam) + 2.0 * tol / lam
-        grid = _output_grid(sensitivity, d, noise)
+        grid = output_grid(sensitivity, d, noise)
         f = _solve(data, None, loss, lam, None, tol, max_iter)  # non-private, not released
         charge(accountant, mechanism, [PureDP(epsilon)],
                note=f"CMS 2011 Algorithm 1, sensitivity 2R/(n lam) + 2 tol/lam; {floating}")
@@ -500,23 +486,13 @@ def _erm(X, y, epsilon, lam, loss: _Loss, method, rng, accountant, tol, max_iter
         eps_objective = math.nextafter(eps_objective, 0.0)
     eps_prime, Delta = objective_perturbation_parameters(n, lam, eps_objective, loss.c, norm_bound=bound)
     distance = 2.0 * tol / (lam + Delta)
-    grid = _output_grid(distance, d, noise)
+    grid = output_grid(distance, d, noise)
     charge(accountant, mechanism, [PureDP(eps_objective), PureDP(eps_output)],
            note=f"CMS 2011 Algorithm 2 at eps={eps_objective:.6g} (eps'={eps_prime:.4g}, Delta={Delta:.4g}); "
                 f"approximate-minimiser output noise at eps={eps_output:.4g}; {floating}")
     b = sample_gamma_norm_vector(d, eps_prime / (2.0 * bound), rng)
     f = _solve(data, None, loss, lam + Delta, b, tol, max_iter)
     return _gridded_release(f, _covered(distance, grid, d), eps_output, grid, rng)
-
-
-def _output_grid(sensitivity: float, d: int, noise: str) -> float | None:
-    """The public output grid (2^-20 of the per-coordinate sensitivity), or None for ``noise="float"``."""
-    if noise == "float":
-        warnings.warn("noise='float' releases floating-point weights, which leak through their low-order bits "
-                      "(Mironov 2012); use it only to reproduce published numbers", FloatingPointNoiseWarning,
-                      stacklevel=4)
-        return None
-    return float(grid_for(sensitivity / math.sqrt(d)))
 
 
 def _covered(sensitivity: float, grid: float | None, d: int) -> float:
@@ -531,24 +507,16 @@ def _gridded_release(f: np.ndarray, sensitivity: float, epsilon: float, grid: fl
     b = sample_gamma_norm_vector(f.shape[0], epsilon / sensitivity, rng)
     if grid is None:
         return f + b
-    return integers_times_grid(_integers(f / grid) + _integers(b / grid), grid)
+    return integers_times_grid(grid_integers(f, grid) + grid_integers(b, grid), grid)
 
 
-def _integers(values: np.ndarray) -> np.ndarray:
-    """rint(values) as exact integers (int64, or Python ints where they could overflow it)."""
-    rounded = np.rint(values)
-    if np.abs(rounded).max(initial=0.0) < 2.0**61:
-        return rounded.astype(np.int64)
-    return np.array([int(v) for v in rounded], dtype=object)
-
-
-def _huber(h: float) -> _Huber:
+def huber(h: float) -> _Huber:
     """The Huber SVM loss with parameter h > 0 (c = 1/(2h))."""
     h = check_positive(h, "h")
     return _Huber("svm", 1.0 / (2.0 * h), h)
 
 
-_LOGISTIC = _Logistic("logistic_regression", 0.25)
+LOGISTIC = _Logistic("logistic_regression", 0.25)
 
 
 def svm(X, y, epsilon: float, *, lam: float, h: float = 0.5, method: str = "objective", clip: bool = False,
@@ -624,8 +592,8 @@ def svm(X, y, epsilon: float, *, lam: float, h: float = 0.5, method: str = "obje
     >>> f.shape
     (3,)
     """
-    loss = _huber(h)
-    return _erm(*_check_data(X, y, clip), epsilon, lam, loss, method, rng, accountant, tol, max_iter, noise)
+    loss = huber(h)
+    return fit_weights(*_check_data(X, y, clip), epsilon, lam, loss, method, rng, accountant, tol, max_iter, noise)
 
 
 def logistic_regression(X, y, epsilon: float, *, lam: float, method: str = "objective", clip: bool = False,
@@ -697,4 +665,4 @@ def logistic_regression(X, y, epsilon: float, *, lam: float, method: str = "obje
     >>> y = np.where(X[:, 0] > 0, 1.0, -1.0)
     >>> f = dps.logistic_regression(X, y, 1.0, lam=0.01, method="output", rng=0)
     """
-    return _erm(*_check_data(X, y, clip), epsilon, lam, _LOGISTIC, method, rng, accountant, tol, max_iter, noise)
+    return fit_weights(*_check_data(X, y, clip), epsilon, lam, LOGISTIC, method, rng, accountant, tol, max_iter, noise)

@@ -65,12 +65,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin, ClassNamePrefixFeatures
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from ._engine import dask_engine, is_dask
-from ._validation import check_array as _lazy_array
-from ._validation import check_row_norms
+from ._engine import as_array, check_row_norms, engine_of
 from .accounting import DEFAULT_DELTA
 from .cca import cca
-from .erm import _LOGISTIC, DEFAULT_MAX_ITER, DEFAULT_TOL, _erm, _huber
+from .erm import DEFAULT_MAX_ITER, DEFAULT_TOL, LOGISTIC, fit_weights, huber
 from .exceptions import PrivacyError
 from .noise.random import check_rng, independent_generator
 from .pca import pca
@@ -111,10 +109,10 @@ class _SharedAccountantMixin:
 def _fit_input(estimator, X):
     """``X`` validated as scikit-learn does; a dask array or DataFrame stays lazy (the mechanism's pass checks it),
     with ``n_features_in_`` (and a DataFrame's ``feature_names_in_``) set from its public shape and columns."""
-    if not is_dask(X):
+    if not engine_of(X).LAZY:
         return validate_data(estimator, X, dtype=np.float64)
     names = getattr(X, "columns", None)
-    X = _lazy_array(X, "X", ndim=(2,))
+    X = as_array(X, "X", ndim=(2,))
     estimator.n_features_in_ = X.shape[1]
     if names is not None:
         estimator.feature_names_in_ = np.asarray([str(c) for c in names], dtype=object)
@@ -123,9 +121,9 @@ def _fit_input(estimator, X):
 
 def _input(estimator, X):
     """``X`` for ``transform``/``predict``: checked against the fitted width; a dask input gives a lazy result."""
-    if not is_dask(X):
+    if not engine_of(X).LAZY:
         return validate_data(estimator, X, dtype=np.float64, reset=False)
-    X = _lazy_array(X, "X", ndim=(2,))
+    X = as_array(X, "X", ndim=(2,))
     if X.shape[1] != estimator.n_features_in_:
         raise ValueError(f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
                          f"{estimator.n_features_in_} features as input")
@@ -273,8 +271,8 @@ class DPCCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         """Fit the private canonical directions of the views X and y. Returns ``self``."""
         if y is None:
             raise ValueError("DPCCA requires y to be passed, but the target y is None (y is the second view)")
-        if is_dask(X) or is_dask(y):
-            X, Y = _fit_input(self, X), _lazy_array(y, "y", ndim=(1, 2))
+        if engine_of(X, y).LAZY:
+            X, Y = _fit_input(self, X), as_array(y, "y", ndim=(1, 2))
         else:
             X, Y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True)
         Y = Y.reshape(-1, 1) if Y.ndim == 1 else Y
@@ -295,8 +293,8 @@ class DPCCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         X = _input(self, X)
         if y is None:
             return X @ self.x_weights_
-        Y = _lazy_array(y, "y", ndim=(1, 2)) if is_dask(y) else check_array(y, dtype=np.float64, ensure_2d=False,
-                                                                               input_name="y")
+        Y = as_array(y, "y", ndim=(1, 2)) if engine_of(y).LAZY else check_array(y, dtype=np.float64, ensure_2d=False,
+                                                                                   input_name="y")
         Y = Y.reshape(-1, 1) if Y.ndim == 1 else Y
         if Y.shape != (X.shape[0], self.y_weights_.shape[0]):
             raise ValueError(f"y must have shape ({X.shape[0]}, {self.y_weights_.shape[0]}) (the rows of X, the "
@@ -339,7 +337,7 @@ class _DPLinearClassifier(_SharedAccountantMixin, ClassifierMixin, BaseEstimator
 
     def fit(self, X, y):
         """Fit the private weights; ``y`` holds labels from the public ``classes``. Returns ``self``."""
-        if is_dask(X) or is_dask(y):
+        if engine_of(X, y).LAZY:
             return self._fit_lazy(X, y)
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
@@ -357,15 +355,17 @@ class _DPLinearClassifier(_SharedAccountantMixin, ClassifierMixin, BaseEstimator
 
     def _fit_lazy(self, X, y):
         """``fit`` on dask data: the labels are mapped to ±1 lazily (a label outside ``classes`` becomes NaN, and
-        the one validation pass of :func:`dpstats.erm._erm` counts it), the intercept column added chunk by chunk."""
+        the one validation pass of :func:`dpstats.erm.fit_weights` counts it), the intercept column added chunk by
+        chunk."""
         X = check_row_norms(_fit_input(self, X), "X", clip=self.clip)
         classes = _check_classes(self.classes, type(self).__name__)
-        labels = dask_engine().signed_labels(y, classes)
-        Z = dask_engine().map_row_blocks(_with_intercept_column, X, X.shape[1] + 1) if self.fit_intercept else X
+        engine = engine_of(X, y)
+        labels = engine.signed_labels(y, classes)
+        Z = engine.map_row_blocks(_with_intercept_column, X, X.shape[1] + 1) if self.fit_intercept else X
         return self._fit_labels(Z, labels, classes)
 
     def _fit_labels(self, Z, labels, classes):
-        f = _erm(Z, labels, self.epsilon, self.lam, self._loss(), self.method, check_rng(self.random_state),
+        f = fit_weights(Z, labels, self.epsilon, self.lam, self._loss(), self.method, check_rng(self.random_state),
                  self.accountant, self.tol, self.max_iter, self.noise)
         self.classes_ = classes
         if self.fit_intercept:
@@ -384,7 +384,7 @@ class _DPLinearClassifier(_SharedAccountantMixin, ClassifierMixin, BaseEstimator
     def predict(self, X):
         """Predicted class labels (lazily for a dask X)."""
         positive = self.decision_function(X) > 0
-        if is_dask(positive):
+        if engine_of(positive).LAZY:
             return np.where(positive, self.classes_[1], self.classes_[0])
         return self.classes_[positive.astype(int)]
 
@@ -473,7 +473,7 @@ class DPLogisticRegression(_DPLinearClassifier):
         self.noise = noise
 
     def _loss(self):
-        return _LOGISTIC
+        return LOGISTIC
 
     def predict_proba(self, X):
         """Class probabilities, columns in the order of ``classes_``."""
@@ -543,7 +543,7 @@ class DPLinearSVC(_DPLinearClassifier):
         self.noise = noise
 
     def _loss(self):
-        return _huber(self.h)
+        return huber(self.h)
 
 
 DPLogisticRegression.__doc__ = DPLogisticRegression.__doc__.format(notes=_CLASSIFIER_NOTES)

@@ -1,21 +1,27 @@
-"""Errors and warnings raised by dpstats.
+"""Every error and warning class of dpstats, the library and the compendium, in one module.
 
 Every invalid argument raises a :class:`ValueError` subclass whose message names
 the parameter, the value received and what is allowed. Privacy-specific failures
 (an exhausted budget, a mechanism that is not differentially private) have their
-own classes so that callers can catch them separately.
+own classes so that callers can catch them separately. Nothing here imports
+anything: every other module may import this one.
 """
 
 __all__ = [
+    "AccountantSharingError",
     "BudgetExceededError",
     "DataValidationError",
+    "DatasetNotFoundError",
+    "DownloadError",
     "FloatingPointNoiseWarning",
     "MixedScalesWarning",
+    "NotConvergedError",
     "NotPrivateError",
     "NotPrivateWarning",
     "OutOfBoundsError",
     "ParameterError",
     "PrivacyError",
+    "UnprovenGuaranteeError",
 ]
 
 
@@ -50,6 +56,18 @@ class NotPrivateError(PrivacyError):
     """An accountant was asked to record a mechanism that is not differentially private."""
 
 
+class UnprovenGuaranteeError(PrivacyError):
+    """A release whose guarantee is not proven (an approximate sampler) was refused by the accountant."""
+
+
+class AccountantSharingError(PrivacyError):
+    """An in-memory Accountant was pickled or copied: its copy's charges would never reach the original ledger."""
+
+
+class NotConvergedError(PrivacyError):
+    """The solver did not certify the exact minimiser the privacy proof needs; nothing was released."""
+
+
 class NotPrivateWarning(UserWarning):
     """The release is not differentially private (for example the SN / Wishart mechanism)."""
 
@@ -74,3 +92,11 @@ class MixedScalesWarning(UserWarning):
     ε, so that each gets noise scaled to its own range. The warning's text holds
     public values only (bounds, n, column names).
     """
+
+
+class DatasetNotFoundError(FileNotFoundError):
+    """A real dataset's file is not in the data folder (the message names the command that fetches it)."""
+
+
+class DownloadError(OSError):
+    """A dataset could not be downloaded or did not match its checksum."""

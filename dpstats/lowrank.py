@@ -32,9 +32,9 @@ from fractions import Fraction
 import numpy as np
 from scipy.special import erfcinv
 
-from ._engine import dask_engine, is_dask
+from ._engine import as_array, engine_of
+from ._rounding import ORTHONORMAL_MARGIN, gamma
 from ._validation import (
-    check_array,
     check_choice,
     check_delta,
     check_epsilon,
@@ -46,7 +46,7 @@ from ._validation import (
 from .accounting import Accountant, Gaussian, charge, check_accountant
 from .exceptions import ParameterError
 from .noise.calibration import gaussian_sigma
-from .noise.random import check_rng, describe
+from .noise.random import check_rng, describe_source
 from .noise.release import NOISE, Statistic, grid_for, make_noise
 
 __all__ = ["low_rank", "range_finder_sensitivity"]
@@ -176,15 +176,19 @@ def low_rank(A, k: int, epsilon: float, delta: float, *, method: str = "range_fi
     check_accountant(accountant)
     if delta == 0:
         raise ParameterError("low_rank needs delta > 0 (both methods add Gaussian noise)")
-    A = check_array(A, "A", ndim=(2,))
+    A = as_array(A, "A", ndim=(2,))
+    engine = engine_of(A)
     m, n = A.shape
     k = check_int(k, "k", low=1, high=min(m, n))
     if method == "input_perturbation":
-        if is_dask(A):
-            dask_engine().refuse_input_perturbation()
+        if engine.LAZY:  # input perturbation releases a noisy copy of A, as large as A itself
+            raise ParameterError(
+                "low_rank(method='input_perturbation') releases A plus noise, as large as A itself: on a dask array "
+                "use method='range_finder', which reads A in two passes and keeps only m x l and l x n matrices in "
+                "memory")
         check_finite(A, "A")
         release = make_noise(epsilon=epsilon, delta=delta, sensitivity=1.0, changed=n, noise=noise)
-        charge(accountant, "low_rank", [release.event], note=f"input perturbation; {describe(rng)}")
+        charge(accountant, "low_rank", [release.event], note=f"input perturbation; {describe_source(rng)}")
         L, R = _truncated_svd(release.apply(Statistic(A), rng), k)
         return L @ R
     room = min(m, n) - k
@@ -202,35 +206,31 @@ def low_rank(A, k: int, epsilon: float, delta: float, *, method: str = "range_fi
     # Ω is secret and data-independent; drawing it before the charge (which uses no randomness) leaves the
     # stream, hence every release, as it was, and lets one pass over A check it and compute AΩ.
     omega = rng.standard_normal((n, ell))
-    row_l1, column_l1, sketch = _first_pass(A, omega)
+    nonfinite, row_l1, column_l1, sketch = engine.sketch(A, omega)  # one pass: checks A, and AΩ
+    if nonfinite:
+        raise_nonfinite("A", nonfinite)
+    column_l1 = float(column_l1.max())
     finder_slack = _float_error_slack(row_l1, _grid(tau, ell, noise), gamma(n) * omega_max, extra=math.sqrt(n))
     r_floor = math.sqrt(ell / m)  # the smallest possible largest row norm of an m × ell orthonormal basis
-    projection_slack = _float_error_slack(column_l1, _grid(r_floor, ell * n, noise), gamma(m) * _QR_MARGIN,
+    projection_slack = _float_error_slack(column_l1, _grid(r_floor, ell * n, noise), gamma(m) * ORTHONORMAL_MARGIN,
                                           extra=1.0)
     finder = make_noise(epsilon=eps1, delta=delta1, sensitivity=tau, changed=ell, slack=finder_slack, noise=noise,
                         failure=delta1 / 2, grid_bits=_GRID_BITS)
     charge(accountant, "low_rank", [finder.event, _projection_event(eps2, delta2)],
            note=f"range finder, l={ell}, split={split:g}; the projection is calibrated after the range finder, from "
-                f"its public output; {describe(rng)}")
+                f"its public output; {describe_source(rng)}")
     Q = np.linalg.qr(finder.apply(Statistic(sketch), rng))[0]
     if prune is not None:
         Q[np.abs(Q) > prune] = 0.0
     # Q comes from a floating-point QR (and pruning): its row norms are computed, then rounded up generously.
-    r = float(np.sqrt(np.einsum("ij,ij->i", Q, Q).max())) * _QR_MARGIN
+    r = float(np.sqrt(np.einsum("ij,ij->i", Q, Q).max())) * ORTHONORMAL_MARGIN
     projection = make_noise(epsilon=eps2, delta=delta2, sensitivity=max(r, r_floor), changed=ell * n,
                             slack=projection_slack, noise=noise, grid_bits=_GRID_BITS)
-    W = projection.apply(Statistic(dask_engine().row_product(Q, A) if is_dask(A) else Q.T @ A), rng)
+    W = projection.apply(Statistic(engine.row_product(Q, A)), rng)
     # Q W has rank <= ell; its best rank-k approximation via the small factor R2 W (Q = Q2 R2).
     Q2, R2 = np.linalg.qr(Q)
     L, R = _truncated_svd(R2 @ W, k)
-    if is_dask(A):  # m × n, as large as A: returned lazily, in A's row chunks
-        return dask_engine().lazy_product(Q2 @ L, R, like=A)
-    return (Q2 @ L) @ R
-
-
-def gamma(count: int) -> float:
-    """γ_count = count·u/(1 − count·u): the relative error bound of a sum of ``count`` products (Higham 2002)."""
-    return count * 2.0**-53 / (1.0 - count * 2.0**-53)
+    return engine.lazy_product(Q2 @ L, R, like=A)  # m × n, as large as A: lazy (in A's row chunks) on dask
 
 
 def _rest(total: float, part: float) -> float:
@@ -241,9 +241,6 @@ def _rest(total: float, part: float) -> float:
     return rest
 
 
-#: Q is orthonormal to within O(m·l·u) (a floating-point QR); |Q_ij| and its row norms are taken this much larger.
-_QR_MARGIN = 1.0 + 2.0**-30
-
 #: The products AΩ and QᵀA have floating-point errors that grow with A's entries; a grid 2^-10 of the sensitivity
 #: per entry leaves room for them at a cost of about 0.15 % more noise.
 _GRID_BITS = 10
@@ -252,18 +249,6 @@ _GRID_BITS = 10
 def _grid(sensitivity: float, changed: int, noise: str) -> Fraction | None:
     """The noise grid of a Gaussian release of this sensitivity (None for floating-point noise)."""
     return None if noise == "float" else grid_for(sensitivity / math.sqrt(changed), _GRID_BITS)
-
-
-def _first_pass(A, omega: np.ndarray) -> tuple[float, float, np.ndarray]:
-    """A checked for NaN and infinity, its largest row and column L1 norms, and AΩ; one pass over a dask A."""
-    if is_dask(A):
-        nonfinite, row_l1, column_l1, sketch = dask_engine().sketch(A, omega)
-        if nonfinite:
-            raise_nonfinite("A", nonfinite)
-        return row_l1, float(column_l1.max()), sketch
-    check_finite(A, "A")
-    absolute = np.abs(A)
-    return float(absolute.sum(axis=1).max()), float(absolute.sum(axis=0).max()), A @ omega
 
 
 def _float_error_slack(largest_l1: float, grid: Fraction | None, factor: float, *, extra: float) -> float:

@@ -15,7 +15,7 @@ Neighbours replace one row x by x′ (n is public), so A changes by
 * for V with orthonormal columns, tr(Vᵀ D V) = ‖Vᵀx‖² − ‖Vᵀx′‖² lies in [−1, 1].
 
 These bounds scale with R², the largest squared norm a row can have after the
-row-norm check (:func:`dpstats._statistics.norm_bound_squared`: 1 plus the
+row-norm check (:func:`dpstats._kernels.gram.norm_bound_squared`: 1 plus the
 check's tolerance and rounding, below 1 + 1e-9); every sensitivity below uses
 R² where the papers write 1, so none is understated.
 
@@ -47,21 +47,15 @@ import warnings
 
 import numpy as np
 
-from ._statistics import float_gram, float_gram_error, grid_gram, norm_bound_squared, symmetric_from_upper
-from ._tables import named_rows
-from ._validation import (
-    check_array,
-    check_choice,
-    check_delta,
-    check_epsilon,
-    check_finite,
-    check_int,
-    check_row_norms,
-)
+from ._engine import as_array, check_row_norms, float_gram, grid_gram
+from ._engine.tables import named_rows
+from ._kernels.gram import float_gram_error, norm_bound_squared, symmetric_from_upper
+from ._rounding import ORTHONORMAL_MARGIN, gamma
+from ._validation import check_array, check_choice, check_delta, check_epsilon, check_finite, check_int
 from .accounting import DEFAULT_DELTA, Accountant, charge, check_accountant, split_epsilon
 from .accounting.events import Exponential
 from .exceptions import DataValidationError, NotPrivateWarning, ParameterError
-from .noise.random import check_rng, describe
+from .noise.random import check_rng, describe_source
 from .noise.release import GRID_BITS, NOISE, Statistic, grid_for, make_noise
 
 __all__ = ["pca", "pca_ag", "pca_ppca", "pca_ppm", "pca_sn", "second_moment", "top_components"]
@@ -81,7 +75,7 @@ def second_moment(X, *, clip: bool = False) -> np.ndarray:
     The product is accumulated over blocks of rows; each block's row norms are
     checked while the block is in cache, and the rows are split into one part
     per core, each in its own thread with a single-threaded BLAS
-    (:mod:`dpstats._statistics`), so the check costs little on top of the
+    (:mod:`dpstats._engine`), so the check costs little on top of the
     product and X is never copied (unless it is not float64, or ``clip=True``
     has to rescale rows). Results agree across core counts to rounding.
 
@@ -102,7 +96,7 @@ def second_moment(X, *, clip: bool = False) -> np.ndarray:
 
 
 def _checked_X(X, clip: bool) -> np.ndarray:
-    X = check_array(X, "X", ndim=(2,))
+    X = as_array(X, "X", ndim=(2,))
     if X.shape[1] < 1:
         raise DataValidationError(f"X must have at least one column; got shape {X.shape}")
     return check_row_norms(X, "X", clip=True) if clip else X
@@ -198,7 +192,7 @@ def pca_ag(X, epsilon: float, delta: float, *, calibration: str = "analytic", cl
     integers are added exactly; the release is that integer matrix plus exact
     discrete Gaussian noise, times G. The per-block rounding and the proven
     floating-point error of each block's product are charged in the
-    sensitivity (:mod:`dpstats._statistics`).
+    sensitivity (:mod:`dpstats._kernels.gram`).
 
     Parameters
     ----------
@@ -265,7 +259,7 @@ def pca_ag(X, epsilon: float, delta: float, *, calibration: str = "analytic", cl
         statistic, slack = Statistic(float_gram(X)[upper]), 0.0
     calibrated = make_noise(epsilon=epsilon, delta=delta, sensitivity=sensitivity, changed=entries,
                             unit=statistic.unit, slack=slack, noise=noise, calibration=calibration)
-    charge(accountant, "pca_ag", [calibrated.event], note=f"{calibration} calibration; {describe(rng)}")
+    charge(accountant, "pca_ag", [calibrated.event], note=f"{calibration} calibration; {describe_source(rng)}")
     return symmetric_from_upper(calibrated.apply(statistic, rng), d)
 
 
@@ -345,29 +339,26 @@ def default_n_iter(d: int, k: int) -> int:
     return max(1, math.ceil(10.0 * math.log(d)))
 
 
-#: Y comes from a floating-point QR: its columns are orthonormal to within O(d·k·u) (Higham 2002, Theorem
-#: 19.4), far below this relative margin, which the sensitivities of A·Y include.
-_QR_MARGIN = 1.0 + 2.0**-30
-
-
 def _ppm_sensitivities(d: int, k: int) -> tuple[float, float]:
     """L2 and L1 sensitivity of A·Y for Y with k orthonormal columns (see :func:`pca_ppm`), with the row-norm
-    bound R² of the module docstring and :data:`_QR_MARGIN` for Y's rounding."""
-    bound = norm_bound_squared(d) * _QR_MARGIN
+    bound R² of the module docstring and :data:`dpstats._rounding.ORTHONORMAL_MARGIN` for Y's rounding: Y comes
+    from a floating-point QR, its columns orthonormal to within O(d·k·u) (Higham 2002, Theorem 19.4), far below
+    that margin."""
+    bound = norm_bound_squared(d) * ORTHONORMAL_MARGIN
     l2 = bound if k == 1 else math.sqrt(2.0) * bound
     return math.nextafter(l2, math.inf), math.nextafter(2.0 * math.sqrt(d * k) * bound, math.inf)
 
 
 def _product_error(n: int, d: int) -> float:
     """A bound on the floating-point error of every entry of fl(Ã·Y) against A·Y, for Ã from
-    :func:`dpstats._statistics.float_gram` and Y with orthonormal columns (public: n, d only).
+    :func:`dpstats._engine.float_gram` and Y with orthonormal columns (public: n, d only).
 
-    |Ã − A| <= e_A entrywise (:func:`dpstats._statistics.float_gram_error`); Σ_l |Y_lk| <= √d; and the
+    |Ã − A| <= e_A entrywise (:func:`dpstats._kernels.gram.float_gram_error`); Σ_l |Y_lk| <= √d; and the
     product adds at most γ_d Σ_l |Ã_jl||Y_lk| <= γ_d (n R² + e_A) √d (Higham 2002, eq. (3.13)).
     """
     e_a = float_gram_error(n, d)
-    gamma = d * 2.0**-53 / (1.0 - d * 2.0**-53)
-    return math.nextafter((e_a + gamma * (n * norm_bound_squared(d) + e_a)) * math.sqrt(d) * _QR_MARGIN, math.inf)
+    return math.nextafter((e_a + gamma(d) * (n * norm_bound_squared(d) + e_a)) * math.sqrt(d) * ORTHONORMAL_MARGIN,
+                          math.inf)
 
 
 def _orthonormal(Y: np.ndarray) -> np.ndarray:
@@ -481,7 +472,7 @@ def pca_ppm(X, k: int, epsilon: float, delta: float, *, n_iter: int | None = Non
                           noise=noise)
         events = [step.event] * L
     A = float_gram(X)
-    charge(accountant, "pca_ppm", events, note=f"{L} noisy iterations; {describe(rng)}")
+    charge(accountant, "pca_ppm", events, note=f"{L} noisy iterations; {describe_source(rng)}")
     Y = random_orthonormal(d, k, rng)
     for _ in range(L):
         Y = _orthonormal(step.apply(Statistic(A @ Y), rng))
@@ -593,7 +584,7 @@ def pca_ppca(X, k: int, epsilon: float, *, sampler: str = "sequential", n_sweeps
     k = _check_k(k, d)
     sensitivity = _ppca_sensitivity(n, d)
     A = float_gram(X)
-    floating = f"floating-point sampler, output on a 2^-{OUTPUT_BITS} grid; {describe(rng)}"
+    floating = f"floating-point sampler, output on a 2^-{OUTPUT_BITS} grid; {describe_source(rng)}"
     if sampler == "sequential":
         share = split_epsilon(epsilon, k)
         charge(accountant, "pca_ppca", [Exponential(share)] * k,
@@ -608,7 +599,7 @@ def pca_ppca(X, k: int, epsilon: float, *, sampler: str = "sequential", n_sweeps
 
 def _ppca_sensitivity(n: int, d: int) -> float:
     """Δq of the score vᵀÃv on the floating-point Gram matrix Ã: R² for the exact A, plus 2·d·e_A for Ã's entries
-    (each within e_A = :func:`dpstats._statistics.float_gram_error` of A's, and (Σ_j |v_j|)² <= d for a unit v)."""
+    (each within e_A = :func:`dpstats._kernels.gram.float_gram_error` of A's, and (Σ_j |v_j|)² <= d for a unit v)."""
     return math.nextafter(norm_bound_squared(d) + 2.0 * d * float_gram_error(n, d), math.inf)
 
 
@@ -618,7 +609,7 @@ def _on_output_grid(V: np.ndarray) -> np.ndarray:
 
 
 @named_rows("components")
-def pca(X, k: int, *, mechanism: str = "ag", epsilon: float, delta: float = DEFAULT_DELTA, rng=None,
+def pca(X, k: int, epsilon: float, delta: float = DEFAULT_DELTA, *, mechanism: str = "ag", rng=None,
         accountant: Accountant | None = None, **options) -> np.ndarray:
     """Private top-k principal subspace with the chosen mechanism, under one (ε, δ) for every mechanism.
 
@@ -668,7 +659,7 @@ def pca(X, k: int, *, mechanism: str = "ag", epsilon: float, delta: float = DEFA
     """
     check_choice(mechanism, "mechanism", MECHANISMS)
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
-    X = check_array(X, "X", ndim=(2,))
+    X = as_array(X, "X", ndim=(2,))
     _check_k(k, X.shape[1])  # before any budget is charged
     if mechanism == "ppca":
         return pca_ppca(X, k, epsilon, rng=rng, accountant=accountant, **options)

@@ -86,13 +86,13 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._tables import from_table
+from ._engine.tables import from_table
 from ._validation import check_array, check_bounds, check_choice, check_epsilon, check_finite, check_int
 from .accounting import Accountant, charge, check_accountant, split_epsilon
 from .accounting.events import Exponential
 from .exceptions import DataValidationError, OutOfBoundsError, ParameterError
 from .noise.exact import bernoulli_exp
-from .noise.random import check_rng, describe
+from .noise.random import check_rng, describe_source
 
 __all__ = ["GRID_SIZE", "private_bounds", "quantile"]
 
@@ -382,12 +382,12 @@ def _indices_of_cells(cells: np.ndarray, levels: np.ndarray, epsilon: float, gri
         charge(accountant, "quantile", [Exponential(epsilon)],
                note=f"exponential mechanism (Smith 2011) on a {grid.describe()}; exact sampler (uniform proposals, "
                     f"exact Bernoulli(exp(-gamma))), epsilon rounded down to a multiple of 2^-{_EPSILON_BITS}; "
-                    f"{describe(rng)}")
+                    f"{describe_source(rng)}")
         return np.array([_sample_one(cells, float(levels[0]), epsilon, grid.size, rng)])
     charge(accountant, "quantile", [Exponential(epsilon)], proven=False,
            note=f"joint exponential mechanism (Gillenwater, Joseph & Kulesza 2021) for {levels.size} levels on a "
                 f"{grid.describe()}; floating-point sampler (log-space dynamic programme, Gumbel-max): no exact "
-                f"sampler known, guarantee unproven; {describe(rng)}")
+                f"sampler known, guarantee unproven; {describe_source(rng)}")
     order = np.argsort(levels, kind="stable")
     indices = np.empty(levels.size, dtype=np.int64)
     indices[order] = _sample_joint(cells, levels[order], epsilon, grid.size, rng)

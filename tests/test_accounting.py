@@ -102,7 +102,7 @@ def test_gaussian_repeat_and_failure_compose_exactly():
 
 
 def test_discrete_gaussian_is_accounted_by_its_dominating_continuous_sigma():
-    from dpstats.noise.calibration import SMOOTHING_SIGMA
+    from dpstats.accounting.gaussian import SMOOTHING_SIGMA
 
     event = Gaussian(1.0, 1e-6, sigma=100.0, sensitivity=10.0, discrete=True)
     assert event.noise_multiplier == pytest.approx(math.sqrt(100.0**2 - SMOOTHING_SIGMA**2) / 10.0)

@@ -13,14 +13,14 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from dpstats import datasets as ds
-from dpstats.cli import main
+from dpstats.compendium import datasets as ds
+from dpstats.compendium.cli import main
 from dpstats.exceptions import ParameterError
 
 GOOD = """\
 import numpy as np
 import matplotlib.pyplot as plt
-from dpstats.experiments import Table, output_folder, save_figure, save_table
+from dpstats.compendium.experiments import Table, output_folder, save_figure, save_table
 output_dir = output_folder(output_dir)
 value = float(np.random.default_rng(seed).normal() * scale)
 save_table(Table(["scale", "value"], [[scale, value]], fmt="{!r}"), output_dir, "values")
@@ -124,7 +124,7 @@ def test_quick_run_never_overwrites_a_full_record(manifest, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "full-profile record of good" in err and "_quick" in err
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
-    from dpstats.reports import default_out, load_manifest
+    from dpstats.compendium.reports import default_out, load_manifest
 
     loaded = load_manifest(manifest)
     assert default_out("quick", loaded) == tmp_path / "reports" / "_quick"
@@ -134,7 +134,7 @@ def test_quick_run_never_overwrites_a_full_record(manifest, tmp_path, capsys):
 def test_progress_lines_name_the_notebook_and_its_own_bar(tmp_path, capfd):
     folder = tmp_path / "notebooks"
     folder.mkdir()
-    _notebook(folder / "loop.ipynb", "import time\nfrom dpstats.experiments import progress\n"
+    _notebook(folder / "loop.ipynb", "import time\nfrom dpstats.compendium.experiments import progress\n"
               "for _ in progress(range(6), desc='inner loop'):\n    time.sleep(0.5)")
     path = folder / "reports.toml"
     path.write_text('[notebooks.loop]\npath = "loop.ipynb"\nquick = {}\nfull = {}\n', encoding="utf-8")
@@ -152,7 +152,7 @@ def test_real_quick_report_leaves_the_committed_record_untouched(tmp_path):
     """A real quick run of one small notebook next to a copy of the committed record: the copy is unchanged."""
     import shutil
 
-    from dpstats.reports import QUICK_FOLDER, load_manifest, run_reports
+    from dpstats.compendium.reports import QUICK_FOLDER, load_manifest, run_reports
 
     root = Path(__file__).resolve().parents[1]
     record = tmp_path / "reports"
@@ -170,7 +170,7 @@ def test_real_quick_report_leaves_the_committed_record_untouched(tmp_path):
 
 
 def test_revision_is_dirty_for_changed_code_but_not_for_the_report_itself(tmp_path):
-    from dpstats.reports import git_revision
+    from dpstats.compendium.reports import git_revision
 
     def git(*args):
         subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
@@ -198,7 +198,7 @@ def test_unknown_notebook_name_is_one_line_listing_the_valid_ones(manifest, tmp_
 
 
 def test_the_real_manifest_loads():
-    from dpstats.reports import load_manifest
+    from dpstats.compendium.reports import load_manifest
 
     manifest = load_manifest(Path(__file__).resolve().parents[1] / "notebooks" / "reports.toml")
     assert manifest.notebooks and all(spec.parameters["full"] is not None for spec in manifest.notebooks.values())

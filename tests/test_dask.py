@@ -3,7 +3,7 @@ violated in the last chunk raises before anything is charged, with the count ove
 ``distributed.LocalCluster`` of processes gives the same releases; a lazy array several times larger than the
 memory budget is streamed, never gathered.
 
-The chunks are deliberately awkward (sizes that cut the public blocks of :mod:`dpstats._reduce`, several column
+The chunks are deliberately awkward (sizes that cut the public blocks of :mod:`dpstats._kernels.reduce`, several column
 chunks), so the pieces of cut blocks are exercised. Releases are compared bit for bit: the engines run the same
 per-block arithmetic and add the blocks by the same tree.
 """
@@ -36,7 +36,7 @@ A = RNG.standard_normal((3_000, 40)) / 10
 @pytest.fixture(autouse=True)
 def small_gram_blocks(monkeypatch):
     """Gram blocks of 1 KiB (the minimum of 256 rows): 20,000 rows make 79 blocks, cut by most chunk edges."""
-    monkeypatch.setattr(importlib.import_module("dpstats._statistics"), "_GRAM_BLOCK_BYTES", 1)
+    monkeypatch.setattr(importlib.import_module("dpstats._kernels.gram"), "_GRAM_BLOCK_BYTES", 1)
 
 
 def lazy(array, rows=1_777):

@@ -8,7 +8,7 @@ from _data import separable
 from scipy import stats
 
 import dpstats as dps
-from dpstats._statistics import norm_bound_squared
+from dpstats._kernels.gram import norm_bound_squared
 from dpstats.audit import audit
 from dpstats.erm import (
     AMP_SHARE,
@@ -45,7 +45,7 @@ def test_logistic_minimiser_matches_scikit_learn():
 @pytest.mark.parametrize("loss", ["logistic", "svm"])
 def test_blocked_objective_is_F_minus_F_at_anchor_with_its_gradient(monkeypatch, loss):
     # Blocks of 64 rows (500 rows: 8 blocks); the value is F(f) - F(anchor), the gradient is ∇F(f).
-    monkeypatch.setattr("dpstats._blocks.CACHE_BLOCK_BYTES", 64 * 8 * 5)
+    monkeypatch.setattr("dpstats._kernels.blocks.CACHE_BLOCK_BYTES", 64 * 8 * 5)
     X, y = X_TRAIN[:500], Y_TRAIN[:500]
     lam, rng = 0.05, np.random.default_rng(5)
     lin, anchor, f = rng.normal(size=(3, 5))

@@ -334,7 +334,7 @@ def test_dppca_transform_shape_and_large_epsilon_subspace():
     rng = np.random.default_rng(0)
     basis = np.linalg.qr(rng.normal(size=(10, 2)))[0]
     X = rng.uniform(-1, 1, (3000, 2)) @ basis.T * 0.6 + rng.normal(scale=0.02, size=(3000, 10))
-    X = dps.datasets.clip_rows(X, 1.0)
+    X = dps.preprocessing.clip_rows(X, 1.0)
     for mechanism, delta in [("ag", 1e-5), ("ppm", 1e-5), ("ppca", 1e-5)]:
         est = DPPCA(2, mechanism=mechanism, epsilon=1e3, delta=delta, random_state=0).fit(X)
         Z = est.transform(X)

@@ -1,4 +1,4 @@
-"""Exact integer samplers (dpstats.noise._exact) against their exact distributions.
+"""Exact integer samplers (dpstats.noise.exact, dpstats.noise._bernoulli) against their exact distributions.
 
 Every distributional test is a χ² goodness-of-fit test against probabilities
 computed from the closed form of the target (not from another sampler), at a
@@ -23,8 +23,8 @@ import pytest
 from scipy import special, stats
 
 from dpstats.exceptions import ParameterError
-from dpstats.noise import _exact
-from dpstats.noise._exact import (
+from dpstats.noise import _bernoulli, exact
+from dpstats.noise.exact import (
     bernoulli_exp,
     bernoulli_rational,
     discrete_gaussian,
@@ -195,14 +195,14 @@ def test_bernoulli_exp_from_python_ints():
     """The object path (numbers beyond int64, uniform draws from 62-bit limbs) gives e^(−γ) too."""
     rng = np.random.default_rng(6)
     num = np.full(20_000, 3 * 2**80 + 1, dtype=object)
-    draws = _exact._bernoulli_exp(num, 2**81, rng)
+    draws = _bernoulli.bernoulli_exp_unchecked(num, 2**81, rng)
     assert stats.binomtest(int(draws.sum()), draws.size, math.exp(-1.5)).pvalue > ALPHA
 
 
 def test_big_uniform_below_is_uniform():
     rng = np.random.default_rng(7)
     high = 3 * 2**70 + 5
-    draws = np.array([_exact._big_uniform_below(high, rng) for _ in range(60_000)], dtype=object)
+    draws = np.array([_bernoulli.big_uniform_below(high, rng) for _ in range(60_000)], dtype=object)
     assert all(0 <= d < high for d in draws)
     cells = (draws * 30 // high).astype(np.int64)  # 30 cells of (almost exactly) equal probability
     assert stats.chisquare(np.bincount(cells, minlength=30)).pvalue > ALPHA
@@ -224,12 +224,12 @@ def test_big_uniform_below_rejects_the_incomplete_last_block():
             return np.concatenate([np.zeros(size - 1, dtype=np.int64), [5]])  # r = 5
 
     rng = Scripted()
-    assert _exact._big_uniform_below(high, rng) == 5 and rng.rounds == 2
+    assert _bernoulli.big_uniform_below(high, rng) == 5 and rng.rounds == 2
 
 
 def test_bernoulli_minus_one_parity_table():
     """Bernoulli(1/e) from one draw below 12!: the parity read off W equals the parity of K from W's digits."""
-    span = _exact._E1_SPAN
+    span = _bernoulli._E1_SPAN
     thresholds = span // np.array([math.factorial(j) for j in range(2, 12)])  # τ_2 .. τ_11, and one below each
     w = np.concatenate([np.arange(1, 3000), np.random.default_rng(8).integers(1, span, 20_000), thresholds,
                         thresholds - 1])
@@ -242,7 +242,7 @@ def test_bernoulli_minus_one_parity_table():
     def k_from_digits(v: int) -> int:  # the first round j >= 2 whose digit d_j (place value 12!/j!) is nonzero
         return next(j for j in range(2, 13) if (v // (span // math.factorial(j))) % j)
 
-    out = _exact._bernoulli_exp_minus_one(w.size, Fixed())
+    out = _bernoulli.bernoulli_exp_minus_one(w.size, Fixed())
     assert np.array_equal(out, [k_from_digits(int(v)) % 2 == 1 for v in w])
 
 
@@ -321,7 +321,7 @@ def test_discrete_gaussian_every_acceptance_way_is_exact(way, monkeypatch):
     N_Z(0, σ²) on their own: the others are switched off through their size limits, and a spy checks which
     exponents were actually drawn (rational: denominator Q = 2·num·den·t²; factored: A's denominator 2·num)."""
     sigma2 = Fraction(1369, 100)
-    init = _exact._DirectGaussian.__init__
+    init = exact._DirectGaussian.__init__
 
     def limited_init(self, s2):
         init(self, s2)
@@ -331,15 +331,15 @@ def test_discrete_gaussian_every_acceptance_way_is_exact(way, monkeypatch):
             self.y_factored = -1
 
     seen = set()
-    bernoulli_exp_ = _exact._bernoulli_exp
+    bernoulli_exp_ = _bernoulli.bernoulli_exp_unchecked
 
     def spy(num, den, rng):
         if num.size:
             seen.add("object" if num.dtype == object else "Q" if den == 2 * 1369 * 100 * 4**2 else "2num")
         return bernoulli_exp_(num, den, rng)
 
-    monkeypatch.setattr(_exact._DirectGaussian, "__init__", limited_init)
-    monkeypatch.setattr(_exact, "_bernoulli_exp", spy)
+    monkeypatch.setattr(exact._DirectGaussian, "__init__", limited_init)
+    monkeypatch.setattr(exact, "bernoulli_exp_unchecked", spy)
     rng = np.random.default_rng([15, len(way)])
     n = N if way != "exact" else N // 4  # Python ints: slower
     x = discrete_gaussian(1369, 100, n, rng)
@@ -356,7 +356,7 @@ def test_int64_ways_cover_all_but_the_far_tail():
         sigma2 = Fraction(int(min(2.0 ** rng.uniform(-20, 52) * den, 2**52)) + 1, den)
         if sigma2.numerator > 2**52:
             continue
-        g = _exact._DirectGaussian(sigma2)
+        g = exact._DirectGaussian(sigma2)
         assert g.y_rational >= 0 or g.m_factored >= 10 * math.sqrt(sigma2) - 1
 
 
@@ -404,7 +404,7 @@ def test_composition_lemma_bound_holds_and_is_tight_enough():
             pmf[2 * a + b] = pmf.get(2 * a + b, 0.0) + p * r
     xs, ps = gaussian_table(Fraction(5))
     ratio = [abs(math.log(pmf[x] / p)) for x, p in zip(xs, ps, strict=True) if abs(x) <= 20]
-    eta = _exact._level_log_ratio(1, Fraction(1), Fraction(1))
+    eta = exact._level_log_ratio(1, Fraction(1), Fraction(1))
     assert eta / 4 < max(ratio) <= eta
 
 
@@ -445,7 +445,7 @@ def test_no_floating_point_randomness():
     rng = IntegersOnly(19)
     bernoulli_rational(np.arange(10), 10, rng)
     bernoulli_exp(np.arange(10), 3, rng)
-    _exact._bernoulli_exp(np.full(10, 2**80, dtype=object), 3 * 2**78, rng)
+    _bernoulli.bernoulli_exp_unchecked(np.full(10, 2**80, dtype=object), 3 * 2**78, rng)
     discrete_laplace(2**62 + 3, 2**12, 1000, rng)
     discrete_laplace(1, 1000, 1000, rng)
     for num, den in [(1, 25), (1369, 100), (2**36, 1), (2**60, 1), (2**120, 1)]:

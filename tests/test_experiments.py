@@ -6,7 +6,15 @@ import numpy as np
 import pytest
 
 import dpstats as dps
-from dpstats.experiments import Table, mean_and_error, output_folder, plot_sweep, save_figure, save_table, sweep
+from dpstats.compendium.experiments import (
+    Table,
+    mean_and_error,
+    output_folder,
+    plot_sweep,
+    save_figure,
+    save_table,
+    sweep,
+)
 
 
 def _noisy_mean(eps, rng):
@@ -67,7 +75,7 @@ def test_a_notebook_run_without_output_dir_leaves_no_folder(tmp_path, monkeypatc
     params = nbformat.v4.new_code_cell("output_dir = None")
     body = nbformat.v4.new_code_cell(
         "import matplotlib.pyplot as plt\n"
-        "from dpstats.experiments import Table, output_folder, save_figure, save_table\n"
+        "from dpstats.compendium.experiments import Table, output_folder, save_figure, save_table\n"
         "output_dir = output_folder(output_dir)\n"
         "save_table(Table(['a'], [[1]]), output_dir, 't')\n"
         "save_figure(plt.figure(), output_dir, 'f')")
@@ -77,7 +85,7 @@ def test_a_notebook_run_without_output_dir_leaves_no_folder(tmp_path, monkeypatc
 
 
 def test_comparison_verdicts_follow_the_rule():
-    from dpstats.comparison import NOT_COMPARABLE, Claim, comparison_table, verdict_counts
+    from dpstats.compendium.comparison import NOT_COMPARABLE, Claim, comparison_table, verdict_counts
 
     claims = [
         Claim("a number", "n = 10", "%", 5.0, 5.4, tolerance=0.5),                     # within
@@ -93,6 +101,6 @@ def test_comparison_verdicts_follow_the_rule():
     quick = comparison_table(claims, profile="quick")
     assert [row[7] for row in quick.rows] == [NOT_COMPARABLE] * 4 + ["not run"]
     assert all(row[5] == "—" for row in quick.rows)  # no difference drawn for a quick run
-    assert verdict_counts(claims)["not reproduced"] == 2
+    assert verdict_counts(c.verdict("full") for c in claims)["not reproduced"] == 2
     with pytest.raises(ValueError, match="give holds="):
         Claim("a claim", "", "", "holds", "text").verdict()

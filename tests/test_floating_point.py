@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import dpstats as dps
-from dpstats._statistics import norm_bound_squared
+from dpstats._kernels.gram import norm_bound_squared
 from dpstats.audit import float_laplace_support, low_bit_distance, on_grid
 from dpstats.erm import AMP_SHARE, objective_perturbation_parameters
 from dpstats.noise.release import GRID_BITS, LAPLACE_GRID_BITS, grid_for
@@ -97,7 +97,7 @@ def test_exact_sums_merged_from_threads_are_exact_on_both_sides_of_int64(counts)
     """Accumulators merged from threads (ExactSum.extend) stay in int64 while no overflow is possible and move to
     Python integers when it is: with terms near the bound, three full accumulators would overflow int64, and the
     merged total still equals the exact integer sum."""
-    from dpstats._reduce import ExactSum
+    from dpstats._kernels.reduce import ExactSum
 
     big = 2**62 // 5  # room for 4 terms of this size per accumulator (the room is rounded down)
     rng = np.random.default_rng(0)

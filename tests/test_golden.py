@@ -8,7 +8,6 @@ import json
 import warnings
 
 import pytest
-
 from golden.releases import GOLDEN, digest, releases
 
 EXPECTED = json.loads(GOLDEN.read_text())

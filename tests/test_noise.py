@@ -115,7 +115,7 @@ def _cks_delta(sigma, sensitivity, eps):
 @pytest.mark.parametrize("sigma,sensitivity", [(5.0, 1), (50.0, 3), (1000.0, 200), (1000.0, 600)])
 @pytest.mark.parametrize("eps", [0.1, 0.5, 1.0, 2.0])
 def test_discrete_gaussian_accounting_never_below_cks_and_tight_for_large_sigma(sigma, sensitivity, eps):
-    from dpstats.noise.calibration import dominating_sigma
+    from dpstats.accounting.gaussian import dominating_sigma
 
     exact = _cks_delta(sigma, sensitivity, eps)
     ours = gaussian_privacy_gap(dominating_sigma(sigma), sensitivity, eps)
@@ -125,7 +125,8 @@ def test_discrete_gaussian_accounting_never_below_cks_and_tight_for_large_sigma(
 
 
 def test_discrete_gaussian_sigma_adds_only_the_smoothing_variance():
-    from dpstats.noise.calibration import SMOOTHING_SIGMA, discrete_gaussian_sigma, dominating_sigma
+    from dpstats.accounting.gaussian import SMOOTHING_SIGMA, dominating_sigma
+    from dpstats.noise.calibration import discrete_gaussian_sigma
 
     for sensitivity in (1.0, 2.0**20):
         sigma_c = gaussian_sigma_analytic(sensitivity, 1.0, 1e-6)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dpstats.reports import load_manifest
+from dpstats.compendium.reports import load_manifest
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 MANIFEST = load_manifest(NOTEBOOKS / "reports.toml")

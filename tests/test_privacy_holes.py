@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 import dpstats as dps
-from dpstats._statistics import norm_bound_squared
+from dpstats._kernels.gram import norm_bound_squared
+from dpstats.accounting.gaussian import exact_gaussian_privacy_gap
 from dpstats.exceptions import DataValidationError, ParameterError
-from dpstats.noise.calibration import exact_gaussian_privacy_gap, gaussian_sigma_analytic
+from dpstats.noise.calibration import gaussian_sigma_analytic
 
 RNG = np.random.default_rng(0)
 X = RNG.uniform(-0.3, 0.3, (200, 4))
@@ -192,7 +193,7 @@ def test_erm_certificate_covers_the_error_of_the_margins():
 
 
 def test_ppca_charges_the_floating_point_error_of_the_gram_matrix():
-    from dpstats._statistics import float_gram_error
+    from dpstats._kernels.gram import float_gram_error
     from dpstats.pca import _ppca_sensitivity
 
     n, d = 10**6, 784
@@ -203,7 +204,7 @@ def test_gram_statistic_is_covered_whatever_the_row_order():
     """The per-block rounded Gram matrix depends on which rows share a block; the slack covers every order."""
     from fractions import Fraction
 
-    from dpstats._statistics import grid_gram
+    from dpstats._engine import grid_gram
 
     X = RNG.standard_normal((20_000, 30))
     X /= np.linalg.norm(X, axis=1).max()

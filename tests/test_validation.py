@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 import dpstats as dps
-from dpstats._validation import enforce_bounds
 from dpstats.exceptions import DataValidationError, OutOfBoundsError, ParameterError
 
 X = np.array([0.1, 0.4, 0.8])
@@ -117,7 +116,7 @@ def test_never_none():
 
 
 def test_check_row_norms():
-    from dpstats._validation import check_row_norms
+    from dpstats._engine import check_row_norms
 
     X2 = np.array([[0.6, 0.8], [1.0, 1.0], [0.0, 0.1]])
     with pytest.raises(OutOfBoundsError, match=r"1 row\(s\) with L2 norm > 1 \(largest 1.414\)"):
@@ -131,17 +130,28 @@ def test_check_row_norms():
 @pytest.mark.parametrize("shape,axis", [((1000,), None), ((300, 4), None), ((300, 4), 0), ((300, 4), 1),
                                         ((300, 4), -1), ((50, 3, 4), 1), ((50, 3, 4), 0)])
 def test_bounds_scan_in_blocks_matches_numpy_and_sees_every_block(monkeypatch, shape, axis):
-    # Blocks of 64 bytes: many blocks along the first axis, whichever axis the statistic runs along.
-    monkeypatch.setattr("dpstats._blocks.CACHE_BLOCK_BYTES", 64)
+    from fractions import Fraction
+
+    from dpstats._engine import bounded_sums
+
+    # Blocks of 16 values: many blocks of records, whichever axis the records lie along.
+    monkeypatch.setattr("dpstats._kernels.fixed_point._SUM_BLOCK_VALUES", 16)
     x = np.random.default_rng(0).uniform(-1, 1, shape)
-    checked, total = enforce_bounds(x, np.float64(-1), np.float64(1), name="x", axis=axis, clip=False)
-    assert checked is x
-    np.testing.assert_allclose(total, x.sum(axis=axis), rtol=1e-12)
+    records = None if axis is None else axis % x.ndim
+    out_shape = () if records is None else x.shape[:records] + x.shape[records + 1:]
+    lo, hi = np.full(out_shape, -1.0), np.full(out_shape, 1.0)
+
+    def total(sums):  # Σ q·h exactly, as floats
+        units = np.asarray(sums.unit, dtype=object)
+        return np.asarray(np.asarray(sums.sums, dtype=object) * units, dtype=float)
+
+    found = bounded_sums(x, lo, hi, axis=records, clip=False, squares=False)
+    np.testing.assert_allclose(total(found), x.sum(axis=records), rtol=1e-9, atol=1e-9)
     for value, error in ((1.5, OutOfBoundsError), (np.nan, DataValidationError)):
         bad = x.copy()
         bad.flat[-1] = value  # in the last block
         with pytest.raises(error, match="1 "):
-            enforce_bounds(bad, np.float64(-1), np.float64(1), name="x", axis=axis, clip=False)
-    clipped, clipped_total = enforce_bounds(2 * x, np.float64(-1), np.float64(1), name="x", axis=axis, clip=True)
-    np.testing.assert_array_equal(clipped, np.clip(2 * x, -1, 1))
-    np.testing.assert_allclose(clipped_total, clipped.sum(axis=axis), rtol=1e-12)
+            bounded_sums(bad, lo, hi, axis=records, clip=False, squares=False)
+    clipped = bounded_sums(2 * x, lo, hi, axis=records, clip=True, squares=False)
+    np.testing.assert_allclose(total(clipped), np.clip(2 * x, -1, 1).sum(axis=records), rtol=1e-9, atol=1e-9)
+    assert isinstance(np.asarray(found.unit, dtype=object).flat[0], Fraction)

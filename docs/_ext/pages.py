@@ -28,12 +28,15 @@ API_MODULES = {
     "dpstats.noise.release": "Releases on a public grid with exact integer noise (every mechanism's default).",
     "dpstats.noise.exact": "Exact discrete Laplace and discrete Gaussian samplers.",
     "dpstats.noise.random": "The cryptographically secure default random source.",
-    "dpstats.datasets": "Real datasets (fetch, load) and synthetic generators.",
+    "dpstats.accounting.gaussian": "The Gaussian mechanism's exact privacy curve.",
+    "dpstats.preprocessing": "Preprocessing that keeps the guarantee (row clipping).",
     "dpstats.metrics": "Utility measures used by the notebooks.",
     "dpstats.audit": "Empirical privacy audits (lower confidence bounds on ε).",
-    "dpstats.experiments": "Sweeps, error bars, figures and tables shared by the notebooks.",
-    "dpstats.comparison": "Published vs reproduced tables.",
-    "dpstats.reports": "The report runner behind ``dpstats report``.",
+    "dpstats.exceptions": "Every error and warning class.",
+    "dpstats.compendium.datasets": "The compendium: real datasets (fetch, load) and synthetic generators.",
+    "dpstats.compendium.experiments": "The compendium: sweeps, error bars, figures and tables for the notebooks.",
+    "dpstats.compendium.comparison": "The compendium: published vs reproduced tables.",
+    "dpstats.compendium.reports": "The compendium: the report runner behind ``dpstats report``.",
 }
 WIDGET = "application/vnd.jupyter.widget-view+json"
 
@@ -45,7 +48,7 @@ def generate(out: Path, root: Path, reports: Path) -> None:
         if child.name != "_mathjax":
             shutil.rmtree(child) if child.is_dir() else child.unlink()
     _api(out / "api")
-    from dpstats.reports import load_manifest, read_record
+    from dpstats.compendium.reports import load_manifest, read_record
 
     manifest = load_manifest(root / "notebooks" / "reports.toml")
     results = {r.name: r for r in read_record(reports, manifest)}
@@ -155,12 +158,12 @@ def _listing(path: Path, kind: str, specs, pages) -> None:
 
 
 def _comparisons(path: Path, results, root: Path, reports: Path) -> None:
-    from dpstats.reports import comparison_markdown
+    from dpstats.compendium.reports import comparison_markdown
 
     lines = ["# Published vs reproduced", "",
              "For each seed paper, every published number or claim beside this compendium's reproduction: the "
              "setting (ε, δ, n, k, data), the unit, the difference, the tolerance and a verdict with its reason. "
-             "The verdict rule is in {mod}`dpstats.comparison`. The tables come from the last report run "
+             "The verdict rule is in {mod}`dpstats.compendium.comparison`. The tables come from the last report run "
              f"(`{_where(reports, root)}`); each paper's notebook page shows how they were computed.", "",
              "**Covertype** (UCI, used by ICASSP 2016) is not in the project's shared data folder, so its rows say "
              "*not run*. With the file installed (`dpstats data fetch covtype`, about 11 MB, checked against its "

@@ -1,23 +1,27 @@
 """Privacy accounting: what each release is, how releases compose, and the budget that bounds them.
 
+* :mod:`~dpstats.accounting.gaussian` — the Gaussian mechanism's exact (ε, δ) curve, and the discrete Gaussian's
+  place on it;
 * :mod:`~dpstats.accounting.events` — privacy events (Laplace, Gaussian, the exponential mechanism, ...);
 * :mod:`~dpstats.accounting.compose` — the composition rules ("pld", "zcdp", "advanced", "basic") and
   parallel composition;
 * :class:`Accountant` — a budget and a ledger; mechanisms charge it before drawing noise;
 * :func:`calibrate` — per-release parameters that use a budget exactly.
+
+Nothing here imports the noise layer (:mod:`dpstats.noise`), which sits above it.
 """
 
+from ..exceptions import AccountantSharingError, UnprovenGuaranteeError
 from .accountant import (
     DEFAULT_DELTA,
     Accountant,
-    AccountantSharingError,
     ParallelBlock,
-    UnprovenGuaranteeError,
     charge,
     check_accountant,
 )
-from .compose import RULES, Parallel, compose, gaussian_epsilon, zcdp_delta, zcdp_epsilon
+from .compose import RULES, Parallel, compose, zcdp_delta, zcdp_epsilon
 from .events import ApproxDP, Event, Exponential, Gaussian, Laplace, PureDP, event_from_dict
+from .gaussian import gaussian_epsilon
 from .ledger import LedgerEntry
 from .plan import Allocation, Planned, calibrate, split_epsilon, split_weighted
 

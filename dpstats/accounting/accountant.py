@@ -10,7 +10,13 @@ import threading
 from pathlib import Path
 
 from .._validation import check_choice, check_delta, check_epsilon
-from ..exceptions import BudgetExceededError, NotPrivateError, ParameterError, PrivacyError
+from ..exceptions import (
+    AccountantSharingError,
+    BudgetExceededError,
+    NotPrivateError,
+    ParameterError,
+    UnprovenGuaranteeError,
+)
 from .compose import RULES, compose
 from .events import ApproxDP, Event, PureDP
 from .ledger import (
@@ -24,19 +30,13 @@ from .ledger import (
     format_table,
 )
 
-__all__ = ["DEFAULT_DELTA", "Accountant", "AccountantSharingError", "ParallelBlock", "UnprovenGuaranteeError",
+__all__ = ["DEFAULT_DELTA", "Accountant", "ParallelBlock",
            "charge", "check_accountant"]
 
 #: δ of an Accountant created without one: small against 1/n for data sets up to a million rows.
 DEFAULT_DELTA = 1e-6
 
 
-class AccountantSharingError(PrivacyError):
-    """An in-memory Accountant was pickled or copied: its copy's charges would never reach the original ledger."""
-
-
-class UnprovenGuaranteeError(PrivacyError):
-    """A release whose guarantee is not proven (an approximate sampler) was refused by the accountant."""
 
 
 class Accountant:
@@ -141,6 +141,13 @@ class Accountant:
         """Budget minus :attr:`spent`, per coordinate (never below 0)."""
         eps, delta = self.spent
         return max(self.epsilon - eps, 0.0), max(self.delta - delta, 0.0)
+
+    def composition_items(self) -> list:
+        """The ledger as the composition rules take it: events and :class:`~dpstats.accounting.Parallel` blocks,
+        oldest first (re-read from the shared ledger file, if any)."""
+        with self._lock, self._file_lock():
+            self._sync()
+            return composition_items(self._records)
 
     def _total(self, records: list[Record]) -> tuple[float, float]:
         return compose(composition_items(records), self.composition, self.delta, slack=self.slack)

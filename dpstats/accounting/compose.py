@@ -58,15 +58,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from .._rounding import float_up
 from .events import PLD_DISCRETIZATION, Event, Gaussian
+from .gaussian import ROUND_UP, gaussian_epsilon
 
-__all__ = ["RULES", "Parallel", "compose", "gaussian_epsilon", "zcdp_delta", "zcdp_epsilon"]
+__all__ = ["RULES", "Parallel", "basic_total", "compose", "zcdp_delta", "zcdp_epsilon"]
 
 RULES = ("pld", "zcdp", "advanced", "basic")
-
-# Floating-point results are multiplied by this before they are compared with a budget: it covers the rounding
-# of the handful of operations that produce them (each exact to a few ulps).
-_ROUND_UP = 1.0 + 1e-12
 
 
 @dataclass(frozen=True)
@@ -86,7 +84,7 @@ def compose(items: Sequence[Item], rule: str, budget_delta: float, *, slack: flo
     if not items:
         return 0.0, 0.0
     if rule == "basic":
-        return _basic(items)
+        return basic_total(items)
     if rule == "advanced":
         return _advanced(items, slack)
     if rule == "zcdp":
@@ -94,7 +92,7 @@ def compose(items: Sequence[Item], rule: str, budget_delta: float, *, slack: flo
         epsilon = zcdp_epsilon(rho, budget_delta - delta_extra)
     else:
         epsilon = _pld(items, budget_delta)
-    basic_epsilon, basic_delta = _basic(items)
+    basic_epsilon, basic_delta = basic_total(items)
     if basic_delta <= budget_delta:  # basic composition holds too: a single release never costs more than it says
         epsilon = min(epsilon, basic_epsilon)
     return epsilon, budget_delta
@@ -109,7 +107,7 @@ def _flatten_max(items: Sequence[Item]) -> list[tuple[float, float]]:
     for item in items:
         if isinstance(item, Parallel):
             sums = [_exact_sums(part) for part in item.parts]
-            pairs.append((_up(max(s[0] for s in sums)), _up(max(s[1] for s in sums))))
+            pairs.append((float_up(max(s[0] for s in sums)), float_up(max(s[1] for s in sums))))
         else:
             pairs.append((item.epsilon, item.delta))
     return pairs
@@ -120,28 +118,23 @@ def _exact_sums(events: Sequence[Event]) -> tuple[Fraction, Fraction]:
                                                                          Fraction(0))
 
 
-def _up(value: Fraction) -> float:
-    """The smallest float >= ``value``."""
-    as_float = float(value)
-    return as_float if Fraction(as_float) >= value else math.nextafter(as_float, math.inf)
-
-
-def _basic(items: Sequence[Item]) -> tuple[float, float]:
+def basic_total(items: Sequence[Item]) -> tuple[float, float]:
+    """(Σε_i, Σδ_i) of ``items``, summed exactly and rounded up (parallel blocks count as their largest part)."""
     pairs = _flatten_max(items)
-    return _up(sum((Fraction(e) for e, _ in pairs), Fraction(0))), _up(sum((Fraction(d) for _, d in pairs),
+    return float_up(sum((Fraction(e) for e, _ in pairs), Fraction(0))), float_up(sum((Fraction(d) for _, d in pairs),
                                                                           Fraction(0)))
 
 
 def _advanced(items: Sequence[Item], slack: float | None) -> tuple[float, float]:
-    basic = _basic(items)
+    basic = basic_total(items)
     pairs = _flatten_max(items)
     if slack is None or any(e > 700 for e, _ in pairs):  # e^ε overflows: the advanced bound is useless there
         return basic
     squares = math.fsum(e * e for e, _ in pairs)
     drift = math.fsum(e * math.expm1(e) for e, _ in pairs)
-    epsilon = (math.sqrt(2.0 * math.log(1.0 / slack) * squares) + drift) * _ROUND_UP
+    epsilon = (math.sqrt(2.0 * math.log(1.0 / slack) * squares) + drift) * ROUND_UP
     if epsilon < basic[0]:
-        return epsilon, _up(Fraction(basic[1]) + Fraction(slack))
+        return epsilon, float_up(Fraction(basic[1]) + Fraction(slack))
     return basic
 
 
@@ -160,7 +153,7 @@ def _zcdp_totals(items: Sequence[Item]) -> tuple[float, float]:
             r, d = item.zcdp()
             rho += r
             delta += Fraction(d)
-    return rho * _ROUND_UP, _up(delta)
+    return rho * ROUND_UP, float_up(delta)
 
 
 def _log_zcdp_delta(rho: float, epsilon: float, alpha: float) -> float:
@@ -203,45 +196,20 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
             hi = mid
         else:
             lo = mid
-    return hi * _ROUND_UP
+    return hi * ROUND_UP
 
 
 # ----------------------------------------------------------------------------- privacy-loss distributions
 
 
-def gaussian_epsilon(noise_multiplier: float, delta: float) -> float:
-    """Smallest ε with which the Gaussian mechanism of multiplier σ/Δ is (ε, δ)-DP (Balle & Wang 2018,
-    Theorem 8), never below the exact value (checked with 60 significant digits); ``inf`` for δ <= 0."""
-    from ..noise.calibration import _raise_until_exact, exact_gaussian_privacy_gap, gaussian_privacy_gap
-
-    if delta <= 0:
-        return math.inf
-    if delta >= 1 or math.isinf(noise_multiplier):  # zero sensitivity: the release reveals nothing
-        return 0.0
-    if gaussian_privacy_gap(noise_multiplier, 1.0, 0.0) <= delta:
-        return 0.0
-    lo, hi = 0.0, 1.0
-    while gaussian_privacy_gap(noise_multiplier, 1.0, hi) > delta:
-        lo, hi = hi, 2.0 * hi
-    while hi - lo > 1e-12 * hi:
-        mid = (lo + hi) / 2.0
-        if gaussian_privacy_gap(noise_multiplier, 1.0, mid) > delta:
-            lo = mid
-        else:
-            hi = mid
-    # The float gap loses precision to cancellation: check with 60 digits and move up until the exact gap fits.
-    return _raise_until_exact(hi * _ROUND_UP,
-                              lambda e: exact_gaussian_privacy_gap(noise_multiplier, 1.0, e) <= delta)
-
-
 def _pld(items: Sequence[Item], budget_delta: float) -> float:
     events = _pld_events(items)
-    failure = _up(sum((Fraction(e.failure) for e in events if isinstance(e, Gaussian)), Fraction(0)))
+    failure = float_up(sum((Fraction(e.failure) for e in events if isinstance(e, Gaussian)), Fraction(0)))
     delta = budget_delta - failure
     if delta < 0:
         return math.inf
     if all(isinstance(e, Gaussian) for e in events):
-        return gaussian_epsilon(_combined_multiplier(events) / _ROUND_UP, delta)
+        return gaussian_epsilon(_combined_multiplier(events) / ROUND_UP, delta)
     composed = None
     for event in events:
         if isinstance(event, Gaussian) and math.isinf(event.noise_multiplier):
@@ -279,9 +247,9 @@ def _dominating_gaussian(parts: Sequence[Sequence[Gaussian]]) -> Gaussian:
     """One Gaussian event that dominates every part: the smallest combined multiplier, the largest failure
     probability, and the largest standalone (ε, δ)."""
     multiplier = min(_combined_multiplier(part) for part in parts)
-    failure = max(_up(sum((Fraction(e.failure) for e in part), Fraction(0))) for part in parts)
+    failure = max(float_up(sum((Fraction(e.failure) for e in part), Fraction(0))) for part in parts)
     sums = [_exact_sums(part) for part in parts]
-    return Gaussian(_up(max(e for e, _ in sums)), _up(max(d for _, d in sums)), sigma=multiplier,
+    return Gaussian(float_up(max(e for e, _ in sums)), float_up(max(d for _, d in sums)), sigma=multiplier,
                     sensitivity=1.0, failure=failure)
 
 

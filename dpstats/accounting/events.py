@@ -29,6 +29,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ..exceptions import ParameterError
+from .gaussian import dominating_sigma
+
 __all__ = [
     "ApproxDP",
     "Event",
@@ -202,8 +205,6 @@ class Gaussian(Event):
     @property
     def noise_multiplier(self) -> float:
         """σ_eff/Δ₂ of one repetition (σ_eff = σ for continuous noise)."""
-        from ..noise.calibration import dominating_sigma
-
         sigma = dominating_sigma(self.sigma) if self.discrete else self.sigma
         return sigma / self.sensitivity if self.sensitivity > 0 else math.inf
 
@@ -234,8 +235,6 @@ _KINDS: dict[str, type[Event]] = {cls.kind: cls for cls in (PureDP, ApproxDP, Ex
 
 def event_from_dict(data: dict[str, Any]) -> Event:
     """Rebuild an event from :meth:`Event.to_dict` output."""
-    from ..exceptions import ParameterError
-
     fields = dict(data)
     kind = fields.pop("type", None)
     if kind not in _KINDS:

@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from .._rounding import float_up
 from ..exceptions import ParameterError
-from .compose import Parallel, _up
+from .compose import Parallel
 from .events import Event, event_from_dict
 
 __all__ = ["FORMAT", "LedgerEntry", "ParallelRecord", "entries_from_json", "entries_to_json", "format_table"]
@@ -49,8 +50,8 @@ class LedgerEntry:
     def of(cls, mechanism: str, events, *, note: str = "", proven: bool = True) -> LedgerEntry:
         """An entry whose (ε, δ) is the exact sum over ``events``, rounded up."""
         events = tuple(events)
-        epsilon = _up(sum((Fraction(e.epsilon) for e in events), Fraction(0)))
-        delta = _up(sum((Fraction(e.delta) for e in events), Fraction(0)))
+        epsilon = float_up(sum((Fraction(e.epsilon) for e in events), Fraction(0)))
+        delta = float_up(sum((Fraction(e.delta) for e in events), Fraction(0)))
         return cls(mechanism, epsilon, delta, note, events, proven)
 
     def to_dict(self) -> dict[str, Any]:

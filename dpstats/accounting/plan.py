@@ -26,12 +26,13 @@ import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 from .._validation import check_choice
 from ..exceptions import BudgetExceededError, ParameterError
-from .compose import compose, gaussian_epsilon
+from .compose import basic_total, compose
 from .events import Event, Exponential, Gaussian, Laplace, PureDP
-from .ledger import composition_items
+from .gaussian import gaussian_epsilon
 
 __all__ = ["Allocation", "Planned", "TOLERANCE", "calibrate", "equal_share", "split_epsilon", "split_weighted"]
 
@@ -111,8 +112,7 @@ def calibrate(plan: Sequence[Planned], accountant) -> list[Allocation]:
     plan = [p if isinstance(p, Planned) else Planned(*p) for p in plan]
     if not plan:
         raise ParameterError("plan must list at least one release")
-    records = _current_records(accountant)
-    base = composition_items(records)
+    base = accountant.composition_items()
     target = accountant.epsilon * (1.0 - TOLERANCE)
     n_gaussian = sum(p.count for p in plan if p.kind == "gaussian")
     gaussian_delta = split_epsilon(accountant.delta, n_gaussian) if accountant.composition in ("basic", "advanced") \
@@ -139,13 +139,6 @@ def calibrate(plan: Sequence[Planned], accountant) -> list[Allocation]:
     return [_allocation(p, lo, gaussian_delta) for p in plan]
 
 
-def _current_records(accountant) -> list:
-    """The accountant's records, re-read from its shared ledger file if it has one."""
-    with accountant._lock, accountant._file_lock():
-        accountant._sync()
-        return list(accountant._records)
-
-
 def _event(p: Planned, scale: float, gaussian_delta: float) -> Event:
     rho = scale * p.weight
     if p.kind == "gaussian":
@@ -168,8 +161,6 @@ def _allocation(p: Planned, scale: float, gaussian_delta: float) -> Allocation:
 def split_epsilon(epsilon: float, parts: int) -> float:
     """The largest float ε_i with ``parts`` · ε_i <= ``epsilon`` exactly (so a mechanism made of ``parts`` equal
     pure steps never charges more than it was given, whatever the float division rounds). Works for a δ too."""
-    from fractions import Fraction
-
     share = epsilon / parts
     while parts * Fraction(share) > Fraction(epsilon):
         share = math.nextafter(share, 0.0)
@@ -179,8 +170,6 @@ def split_epsilon(epsilon: float, parts: int) -> float:
 def split_weighted(total: float, weights) -> list[float]:
     """Shares ``total · w_i / Σ w`` as floats whose exact sum never exceeds ``total`` (an ε or a δ divided
     between releases in proportion to positive ``weights``, however the float arithmetic rounds)."""
-    from fractions import Fraction
-
     exact = [Fraction(float(w)) for w in weights]
     whole = sum(exact)
     shares = [float(Fraction(total) * w / whole) for w in exact]
@@ -195,11 +184,7 @@ def equal_share(accountant, parts: int) -> float:
     if not isinstance(parts, numbers.Integral) or isinstance(parts, bool) or parts < 1:
         raise ParameterError(f"parts must be an integer >= 1; got {parts!r}")
     if accountant.composition == "basic":  # exact: the largest float whose `parts` copies sum to <= what remains
-        from fractions import Fraction
-
-        from .compose import _basic
-
-        spent = Fraction(_basic(composition_items(_current_records(accountant)))[0])
+        spent = Fraction(basic_total(accountant.composition_items())[0])
         share = float((Fraction(accountant.epsilon) - spent) / parts)
         while share > 0 and spent + parts * Fraction(share) > Fraction(accountant.epsilon):
             share = math.nextafter(share, 0.0)

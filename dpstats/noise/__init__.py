@@ -1,16 +1,18 @@
 """Noise: how much (calibration), how it is drawn (samplers, random source) and how it is added (release).
 
-* :mod:`dpstats.noise.calibration` — Laplace scale, analytic and classic Gaussian σ, the discrete Gaussian's σ;
-* :mod:`dpstats.noise.exact` — exact discrete Laplace and discrete Gaussian samplers;
+* :mod:`dpstats.noise.calibration` — Laplace scale, analytic and classic Gaussian σ, the discrete Gaussian's σ
+  (from the privacy curves of :mod:`dpstats.accounting.gaussian`);
+* :mod:`dpstats.noise.exact` — exact discrete Laplace and discrete Gaussian samplers (built on the exact uniform
+  and Bernoulli draws of :mod:`dpstats.noise._bernoulli`);
 * :mod:`dpstats.noise.random` — the cryptographically secure default random source;
 * :mod:`dpstats.noise.release` — statistics on a public grid with exact integer noise (the default of every
   mechanism);
 * :mod:`dpstats.noise.continuous` — floating-point samplers (``noise="float"``, the Gamma-norm noise of ERM).
 """
 
+from ..accounting.gaussian import gaussian_privacy_gap
 from .calibration import (
     CALIBRATIONS,
-    gaussian_privacy_gap,
     gaussian_sigma,
     gaussian_sigma_analytic,
     gaussian_sigma_classic,

@@ -11,7 +11,7 @@ recovered from a few outputs.
 An int seed (or a ``SeedSequence``) gives NumPy's PCG64 — reproducible, for
 papers and tests, and **not secure**: anyone who knows or guesses the seed
 knows the noise. A ``Generator`` passed in is used as it is. The ledger note of
-every release says which kind of source it used (:func:`describe`).
+every release says which kind of source it used (:func:`describe_source`).
 
 randomgen (by NumPy's random-module author) earns its place as a dependency:
 it is the maintained source of cryptographic bit generators that plug into
@@ -28,7 +28,7 @@ import numpy as np
 
 from ..exceptions import ParameterError
 
-__all__ = ["check_rng", "describe", "independent_generator", "is_secure", "secure_generator"]
+__all__ = ["check_rng", "describe_source", "independent_generator", "is_secure", "secure_generator"]
 
 _SECURE_NAMES = ("AESCounter", "ChaCha")
 
@@ -73,7 +73,7 @@ def is_secure(rng: np.random.Generator) -> bool:
     return name in _SECURE_NAMES
 
 
-def describe(rng: np.random.Generator) -> str:
+def describe_source(rng: np.random.Generator) -> str:
     """A short public description of the random source, for ledger notes."""
     name = type(rng.bit_generator).__name__
     if is_secure(rng):

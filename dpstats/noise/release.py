@@ -7,7 +7,7 @@ its neighbour. dpstats therefore releases every numeric statistic this way:
 
 1. **An integer statistic.** Mechanisms compute their statistic exactly as an
    integer S in a public unit u (a rational: the statistic is S·u) —
-   :mod:`dpstats._statistics` quantises each record to a public fixed-point
+   :mod:`dpstats._kernels.fixed_point` quantises each record to a public fixed-point
    grid and sums integers, so no rounding error depends on the data — or, where
    that is not possible, as a float with a proven bound ``error`` on its
    absolute rounding error.
@@ -46,12 +46,14 @@ from fractions import Fraction
 
 import numpy as np
 
+from .._rounding import float_up, sqrt_up
 from .._validation import check_choice
 from ..accounting.events import Event, Gaussian, Laplace
 from ..exceptions import FloatingPointNoiseWarning, ParameterError
 from .calibration import discrete_gaussian_sigma, gaussian_sigma, laplace_scale
 
-__all__ = ["NOISE", "Noise", "Statistic", "grid_for", "integers_times_grid", "l1_up", "l2_up", "make_noise"]
+__all__ = ["NOISE", "Noise", "Statistic", "grid_for", "grid_integers", "integers_times_grid", "make_noise",
+           "output_grid"]
 
 NOISE = ("exact", "float")
 
@@ -131,11 +133,8 @@ class _GridNoise(Noise):
     def _rounded(self, statistic: Statistic):
         if not _same_unit(statistic.unit, self.unit):
             raise ParameterError(f"statistic unit {statistic.unit} differs from the calibrated unit {self.unit}")
-        if statistic.unit is None:  # float statistic: values/G is exact (power of two), rint is exact
-            scaled = np.rint(np.asarray(statistic.values, dtype=np.float64) / float(self.grid))
-            if np.abs(scaled).max(initial=0.0) < _INT64_SAFE:
-                return scaled.astype(np.int64)
-            return np.vectorize(int, otypes=[object])(scaled)
+        if statistic.unit is None:  # float statistic
+            return grid_integers(statistic.values, self.grid)
         if isinstance(statistic.unit, Fraction):
             ratio = statistic.unit / self.grid
             return _round_ratio(np.asarray(statistic.values), ratio.numerator, ratio.denominator)
@@ -183,6 +182,31 @@ def _add(rounded, noise: np.ndarray):
             and np.abs(noise).max(initial=0) < _INT64_SAFE // 2:
         return rounded + noise
     return rounded.astype(object) + noise.astype(object)
+
+
+def grid_integers(values, grid) -> np.ndarray:
+    """round(values/G) as exact integers: int64, or Python ints (an object array) where they could overflow it.
+    values/G is exact (G a power of two), and so is the rounding."""
+    scaled = np.rint(np.asarray(values, dtype=np.float64) / float(grid))
+    if np.abs(scaled).max(initial=0.0) < _INT64_SAFE:
+        return scaled.astype(np.int64)
+    return np.vectorize(int, otypes=[object])(scaled)
+
+
+def output_grid(sensitivity: float, coordinates: int, noise: str) -> float | None:
+    """The public grid (2^-:data:`GRID_BITS` of the per-coordinate sensitivity) of a release whose noise is not
+    drawn here (ERM's Gamma-norm noise), or None for ``noise="float"``, which warns."""
+    check_choice(noise, "noise", NOISE)
+    if noise == "float":
+        _warn_float_noise(stacklevel=5)
+        return None
+    return float(grid_for(sensitivity / math.sqrt(coordinates)))
+
+
+def _warn_float_noise(stacklevel: int) -> None:
+    warnings.warn(
+        "noise='float' adds floating-point noise, which leaks the data through the low-order bits of the release "
+        "(Mironov 2012); use it only to reproduce published numbers", FloatingPointNoiseWarning, stacklevel=stacklevel)
 
 
 def integers_times_grid(integers: np.ndarray, grid) -> np.ndarray:
@@ -235,7 +259,7 @@ def make_noise(*, epsilon: float, delta: float, sensitivity: float, changed: int
     slack : float, default 0
         How far, in real units, a coordinate can move between neighbours beyond what ``sensitivity`` covers:
         twice the floating-point error bound of a float statistic, or the per-block rounding of
-        :func:`dpstats._statistics.grid_gram`. Charged like the rounding to the grid.
+        :func:`dpstats._engine.grid_gram`. Charged like the rounding to the grid.
     noise : {"exact", "float"}, default "exact"
         "float": the papers' continuous noise, open to the floating-point attack (warns).
     calibration : {"analytic", "classic"}
@@ -265,9 +289,7 @@ def make_noise(*, epsilon: float, delta: float, sensitivity: float, changed: int
 
 
 def _float_noise(epsilon, delta, sensitivity, changed, calibration, repeat, failure) -> Noise:
-    warnings.warn(
-        "noise='float' adds floating-point noise, which leaks the data through the low-order bits of the release "
-        "(Mironov 2012); use it only to reproduce published numbers", FloatingPointNoiseWarning, stacklevel=4)
+    _warn_float_noise(stacklevel=5)
     if delta == 0:
         scale = laplace_scale(sensitivity, epsilon)
         return _FloatNoise(Laplace.calibrated(scale, sensitivity, coordinates=changed), "laplace", scale)
@@ -302,7 +324,7 @@ def _laplace_grid(epsilon, sensitivity, changed, unit, slack) -> Noise:
         if scale <= _MAX_LAPLACE_SCALE:
             break
         grid, rounds = _coarser(grid, sensitivity, changed, epsilon)  # tiny ε: keep the scale in the sampler's range
-    eps = _float_up(Fraction(integer_sensitivity) / scale)
+    eps = float_up(Fraction(integer_sensitivity) / scale)
     event = Laplace(epsilon=eps, scale=float(scale), sensitivity=float(integer_sensitivity), discrete=True,
                     coordinates=changed)
     return _GridNoise(event, grid, unit, "laplace", scale)
@@ -316,9 +338,9 @@ def _integer_l1(sensitivity, changed, grid, rounds, slack) -> int:
 
 def _integer_l2(sensitivity, changed, grid, rounds, slack) -> float:
     """The L2 sensitivity in grid units, from the integer bound on ‖v‖² (v an integer vector)."""
-    moved = _float_up(Fraction(_sqrt_up(changed)) * ((1 if rounds else 0) + Fraction(slack) / grid))
-    real = _float_up(Fraction(sensitivity) / grid + Fraction(moved))
-    return _sqrt_up(math.floor(Fraction(real) ** 2))
+    moved = float_up(Fraction(sqrt_up(changed)) * ((1 if rounds else 0) + Fraction(slack) / grid))
+    real = float_up(Fraction(sensitivity) / grid + Fraction(moved))
+    return sqrt_up(math.floor(Fraction(real) ** 2))
 
 
 def _coarser(grid: Fraction, sensitivity: float, changed: int, epsilon: float) -> tuple[Fraction, bool]:
@@ -343,31 +365,3 @@ def _gaussian_grid(epsilon, delta, sensitivity, changed, unit, slack, repeat, fa
     event = Gaussian(epsilon, delta, sigma=sigma, sensitivity=integer_sensitivity, discrete=True, repeat=repeat,
                      failure=failure)
     return _GridNoise(event, grid, unit, "gaussian", sigma2)
-
-
-def l1_up(values) -> float:
-    """The smallest float >= Σ|v| for exact (Fraction) values; OverflowError beyond the float range."""
-    return _float_up(sum((abs(Fraction(v)) for v in values), Fraction(0)))
-
-
-def l2_up(values) -> float:
-    """A float >= √(Σ v²) for exact (Fraction) values, rounded up; OverflowError beyond the float range."""
-    squared = sum((Fraction(v) ** 2 for v in values), Fraction(0))
-    root = math.sqrt(_float_up(squared))
-    while Fraction(root) ** 2 < squared:
-        root = math.nextafter(root, math.inf)
-    return root
-
-
-def _sqrt_up(n: int) -> float:
-    """The smallest float >= √n."""
-    root = math.sqrt(n)
-    return root if Fraction(root) ** 2 >= n else math.nextafter(root, math.inf)
-
-
-def _float_up(value: Fraction) -> float:
-    """The smallest float >= ``value``; OverflowError if it exceeds the float range."""
-    as_float = float(value)
-    if math.isinf(as_float):
-        raise OverflowError("value exceeds the float range")
-    return as_float if Fraction(as_float) >= value else math.nextafter(as_float, math.inf)

@@ -1,12 +1,12 @@
 """Execute one notebook with papermill: a quiet kernel, live progress lines, a tidy executed notebook.
 
-Used by :mod:`dpstats.reports` only. The kernel is started with
+Used by :mod:`dpstats.compendium.reports` only. The kernel is started with
 
 * its own stdout and stderr sent to a temporary log (shown only when the notebook fails), so the kernel's
   start-up warnings ("running over TCP without encryption") and shutdown noise do not reach the terminal;
 * ``MPLBACKEND`` set to the inline backend, so figures are stored in the executed notebook (the documentation
   site renders them from there), whatever backend the caller's shell sets (``make`` sets ``Agg``);
-* ``DPSTATS_PROGRESS=text``, so :func:`dpstats.experiments.progress` draws plain-text bars on the notebook's
+* ``DPSTATS_PROGRESS=text``, so :func:`dpstats.compendium.experiments.progress` draws plain-text bars on the notebook's
   stderr, which papermill streams back here while the cell runs.
 
 While the notebook runs, a line ``name  elapsed  cell i/n  <the notebook's latest progress bar>`` is printed every
@@ -112,7 +112,7 @@ def execute(source: Path, executed: Path, parameters: dict, *, name: str, root: 
                 kernel_manager_class=_kernel_manager_class(log),
             )
         except Exception as err:  # any failure is recorded in the index; the other notebooks still run
-            error = describe(err)
+            error = summarize_error(err)
             log.seek(0)
             kernel_log = log.read().strip()
             if kernel_log:
@@ -125,7 +125,7 @@ def execute(source: Path, executed: Path, parameters: dict, *, name: str, root: 
     return error
 
 
-def describe(err: BaseException) -> str:
+def summarize_error(err: BaseException) -> str:
     """One line: the notebook's exception name and message when papermill has them, else the error's."""
     ename, evalue = getattr(err, "ename", None), getattr(err, "evalue", None)
     text = f"{ename}: {evalue}" if ename else f"{type(err).__name__}: {err}"

@@ -1,15 +1,15 @@
 """The Dask engine: every statistic streamed over the chunks of a dask array or DataFrame, in one compute.
 
-Imported only when a dask object reaches a mechanism (:mod:`dpstats._engine`); all dask-specific code of
-dpstats is here. Each function builds one graph: a task per chunk that validates its rows and computes its share
-of the statistic (the same NumPy code the in-memory engine runs, :mod:`dpstats._statistics`,
-:mod:`dpstats._reduce`), then a tree of small tasks that combines the shares in chunk order, and one
+Imported only when a dask object reaches a mechanism (:func:`dpstats._engine.engine_of`); all dask-specific code
+of dpstats is here, behind the engine interface of :mod:`dpstats._engine`. Each function builds one graph: a task
+per chunk that validates its rows and computes its share of the statistic (the same NumPy kernels the in-memory
+engine runs, :mod:`dpstats._kernels`), then a tree of small tasks that combines the shares in chunk order, and one
 ``dask.compute``. Only the combined statistic (a few numbers, a d × d matrix) reaches the client, where the noise
 is drawn from the caller's ``rng``, exactly as in memory. Data are never gathered: a chunk is released as soon as
 its share is computed, so a worker holds a few chunks at a time, whatever the size of the data.
 
 Privacy: nothing here reads a chunk size, a partition or the cluster's shape into a calibration. The statistics
-are defined over blocks of a public number of rows at global row positions (:mod:`dpstats._reduce`); a chunk
+are defined over blocks of a public number of rows at global row positions (:mod:`dpstats._kernels.reduce`); a chunk
 boundary only decides where a block's rows are multiplied, never which rows form a block. So the integer
 statistics are the NumPy engine's exactly, the floating-point ones bitwise the same (the same per-block
 arithmetic, added by the same fixed tree), and every error bound of the in-memory engine holds unchanged. One
@@ -28,13 +28,17 @@ import dask
 import dask.array as da
 import numpy as np
 
-from ._reduce import Part, chunk_part, merge_parts
-from ._statistics import BinCounts, ChunkSums, FixedPoint, chunk_bin_counts
-from ._validation import scaled_rows
-from .exceptions import DataValidationError, ParameterError
+from .._kernels.fixed_point import BinCounts, ChunkSums, FixedPoint, chunk_bin_counts
+from .._kernels.reduce import Part, chunk_part, merge_parts
+from .._kernels.rows import scaled_rows
+from ..exceptions import DataValidationError
+from . import numpy_engine
 
-__all__ = ["as_array", "bin_counts", "bounded_sums", "clip_rows", "lazy_product", "map_row_blocks", "map_rows",
-           "persist_rows", "reduce_rows", "refuse_input_perturbation", "row_product", "signed_labels", "sketch"]
+__all__ = ["LAZY", "as_array", "bin_counts", "check_row_norms", "fixed_point_sums", "lazy_product", "map_row_blocks",
+           "map_rows", "persist_rows", "reduce_rows", "row_product", "signed_labels", "sketch"]
+
+#: Results as large as the data (a low-rank approximation, predictions) stay lazy, in the data's row chunks.
+LAZY = True
 
 #: Shares combined per task of the reduction tree.
 SPLIT_EVERY = 8
@@ -42,12 +46,12 @@ SPLIT_EVERY = 8
 ERM_CHUNK_BYTES = 64 * 2**20
 
 
-def as_array(x, name: str, *, ndim: tuple[int, ...], min_rows: int) -> da.Array:
+def as_array(x, name: str, *, ndim: tuple[int, ...], min_rows: int = 1) -> da.Array:
     """A dask array, DataFrame or Series as a lazy float64 dask array with known chunk sizes.
 
     A DataFrame's (or an array's) unknown partition lengths are counted first (``n`` is public, and the blocks
-    of :mod:`dpstats._reduce` sit at global row positions); for parquet dask reads them from the metadata.
-    Nothing else is read here.
+    of :mod:`dpstats._kernels.reduce` sit at global row positions); for parquet dask reads them from the metadata.
+    Nothing else is read here: the statistic's own pass over the data validates it.
     """
     if hasattr(x, "to_dask_array"):  # DataFrame or Series: the columns the caller selected, in order
         array = x.to_dask_array(lengths=True)
@@ -68,9 +72,10 @@ def as_array(x, name: str, *, ndim: tuple[int, ...], min_rows: int) -> da.Array:
     return array.astype(np.float64)
 
 
-def clip_rows(X: da.Array, max_norm: float) -> da.Array:
-    """``X`` with rows of norm > ``max_norm`` scaled down to it, lazily (the statistic's pass checks the rest)."""
-    return _whole_rows(X).map_blocks(scaled_rows, max_norm, dtype=np.float64)
+def check_row_norms(X: da.Array, name: str, *, max_norm: float, clip: bool) -> da.Array:
+    """Not read here: with ``clip`` rows of norm > ``max_norm`` are scaled down to it lazily; either way the
+    statistic's pass checks the rows (every dask statistic of rows with a norm bound does)."""
+    return _whole_rows(X).map_blocks(scaled_rows, max_norm, dtype=np.float64) if clip else X
 
 
 # ----------------------------------------------------------------------------- one compute over the chunks
@@ -134,10 +139,11 @@ def _sum_all(shares: list):
     return functools.reduce(operator.add, shares)
 
 
-def reduce_rows(arrays: tuple, rows: int, leaf, new_sum, check=None) -> Part:
-    """:func:`dpstats._reduce.reduce_rows` over the chunks of dask arrays: a :func:`~dpstats._reduce.chunk_part`
-    task per chunk (validation and the chunk's complete blocks), :func:`~dpstats._reduce.merge_parts` in a tree
-    (the blocks cut by chunk boundaries), one compute."""
+def reduce_rows(arrays: tuple, rows: int, leaf, new_sum, check=None, *, parallel: bool = False) -> Part:
+    """:func:`dpstats._engine.numpy_engine.reduce_rows` over the chunks of dask arrays: a
+    :func:`~dpstats._kernels.reduce.chunk_part` task per chunk (validation and the chunk's complete blocks),
+    :func:`~dpstats._kernels.reduce.merge_parts` in a tree (the blocks cut by chunk boundaries), one compute.
+    ``parallel`` is the scheduler's business here (every chunk is a task)."""
     arrays = _aligned(arrays)
     n = arrays[0].shape[0]
     task = functools.partial(_chunk_part, n=n, rows=rows, leaf=leaf, new_sum=new_sum, check=check)
@@ -155,8 +161,8 @@ def _merge_all(parts: list, n: int, rows: int, leaf) -> Part:
     return total
 
 
-def bounded_sums(x: da.Array, grid: FixedPoint, *, axis, clip: bool) -> ChunkSums:
-    """:meth:`dpstats._statistics.FixedPoint.chunk_sums` of every chunk of records, added exactly."""
+def fixed_point_sums(x: da.Array, grid: FixedPoint, *, axis, clip: bool) -> ChunkSums:
+    """:meth:`dpstats._kernels.fixed_point.FixedPoint.chunk_sums` of every chunk of records, added exactly."""
     if axis is None:
         records = x.reshape(-1, 1)
     else:
@@ -166,7 +172,7 @@ def bounded_sums(x: da.Array, grid: FixedPoint, *, axis, clip: bool) -> ChunkSum
 
 
 def bin_counts(x: da.Array, bins: int, lower: float, upper: float, *, clip: bool) -> BinCounts:
-    """:func:`dpstats._statistics.chunk_bin_counts` of every chunk, added."""
+    """:func:`dpstats._kernels.fixed_point.chunk_bin_counts` of every chunk, added."""
     count = functools.partial(chunk_bin_counts, bins=bins, lower=lower, upper=upper, clip=clip)
     return _tree(_shares(count, x), _sum_all)
 
@@ -237,16 +243,4 @@ def signed_labels(y, classes: np.ndarray) -> da.Array:
         labels = da.from_array(np.asarray(labels))
     if any(np.isnan(size) for size in labels.shape):
         labels = labels.compute_chunk_sizes()
-    return labels.map_blocks(_signed, classes, dtype=np.float64)
-
-
-def _signed(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
-    return np.where(y == classes[1], 1.0, np.where(y == classes[0], -1.0, np.nan))
-
-
-def refuse_input_perturbation() -> None:
-    """Input perturbation releases a noisy copy of A, as large as A itself."""
-    raise ParameterError(
-        "low_rank(method='input_perturbation') releases A plus noise, as large as A itself: on a dask array use "
-        "method='range_finder', which reads A in two passes and keeps only m x l and l x n matrices in memory"
-    )
+    return labels.map_blocks(numpy_engine.signed_labels, classes, dtype=np.float64)

@@ -5,10 +5,10 @@ objective, ...) is computed over **blocks** of a public number of rows r: block
 j holds rows [j·r, (j + 1)·r) of the whole data (the last one ends at n). Both
 engines use the same blocks:
 
-* NumPy (in memory) hands the whole array over as one chunk, or one chunk per
-  core;
-* Dask (:mod:`dpstats._dask`) hands over its chunks, whose sizes are whatever
-  the data came with.
+* NumPy (in memory, :mod:`dpstats._engine.numpy_engine`) hands the whole array
+  over as one chunk, or one chunk per core;
+* Dask (:mod:`dpstats._engine.dask_engine`) hands over its chunks, whose sizes
+  are whatever the data came with.
 
 A chunk computes the blocks that lie inside it; the rows of a block cut by a
 chunk boundary travel as a **piece** (a copy of at most r − 1 rows) and the
@@ -25,7 +25,7 @@ does not depend on the chunks either:
   result is bitwise the same for any cut into chunks (given the same per-block
   arithmetic), and every block result goes through at most
   2⌈log₂ n_b⌉ + 1 additions, fewer than the n_b + 2 that the error bounds of
-  :mod:`dpstats._statistics` and :mod:`dpstats.erm` allow for.
+  :mod:`dpstats._kernels.gram` and :mod:`dpstats.erm` allow for.
 
 Nothing here reads a chunk size into a calibration: the block size r and the
 error bounds depend on public quantities (n, d) only.
@@ -38,9 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._engine import dask_engine, is_dask
-
-__all__ = ["DyadicSum", "ExactSum", "Part", "chunk_part", "merge_parts", "reduce_rows"]
+__all__ = ["DyadicSum", "ExactSum", "Part", "chunk_part", "merge_parts"]
 
 _INT64_ROOM = 2**62
 
@@ -240,33 +238,3 @@ def merge_parts(left: Part, right: Part, n: int, rows: int, leaf: Callable) -> P
             pieces[j] = (first, joined)
     body.extend(right.body)
     return Part(left.start, right.stop, pieces, body, None)
-
-
-def reduce_rows(arrays: tuple, rows: int, leaf: Callable, new_sum: Callable, check: Callable | None = None, *,
-                parts: int = 1) -> Part:
-    """The :class:`Part` of the whole data: every block's ``leaf`` summed, and the ``check`` of every row.
-
-    ``arrays`` are row-aligned (X, or X and y, ...). NumPy arrays are reduced here, as one chunk, or as ``parts``
-    chunks of whole blocks on as many threads; dask arrays by :func:`dpstats._dask.reduce_rows`, in one compute.
-    Either way the blocks, and so the result, are the same.
-    """
-    if is_dask(arrays[0]):
-        return dask_engine().reduce_rows(arrays, rows, leaf, new_sum, check)
-    n = len(arrays[0])
-    blocks = -(-n // rows)
-    parts = max(1, min(parts, blocks))
-    if parts == 1:
-        return chunk_part(arrays, 0, n, rows, leaf, new_sum, check)
-    from concurrent.futures import ThreadPoolExecutor  # only large data need threads: keep `import dpstats` light
-
-    edges = [rows * (blocks * i // parts) for i in range(parts)] + [n]
-
-    def run(a: int, b: int) -> Part:
-        return chunk_part(tuple(x[a:b] for x in arrays), a, n, rows, leaf, new_sum, check)
-
-    with ThreadPoolExecutor(parts) as pool:
-        found = list(pool.map(run, edges[:-1], edges[1:]))
-    total = found[0]
-    for part in found[1:]:
-        total = merge_parts(total, part, n, rows, leaf)
-    return total

@@ -7,7 +7,7 @@ about them:
 * :func:`from_table` turns a table into a float64 array (numeric columns only:
   a string column raises an error that names it and says what to do) and keeps
   what the output needs: the library, the column names, the Series' name.
-* :class:`Table` names the results: per-column statistics of a DataFrame come
+* :class:`TableSource` names the results: per-column statistics of a DataFrame come
   back as a pandas Series indexed by column (a one-row polars DataFrame for
   polars, the polars idiom of ``df.mean()``), bounds and weights can be given
   per column as dicts, and PCA's d-row outputs carry the column names.
@@ -29,9 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .exceptions import DataValidationError, ParameterError
+from ..exceptions import DataValidationError, ParameterError
 
-__all__ = ["Table", "from_table", "labels", "library", "named_rows"]
+__all__ = ["TableSource", "from_table", "labels", "library", "named_rows"]
 
 LIBRARIES = ("pandas", "polars")
 
@@ -47,7 +47,7 @@ def _is_frame(x) -> bool:
 
 
 @dataclass(frozen=True)
-class Table:
+class TableSource:
     """Where a table came from: its library, its column names (None for a Series) and its Series' name."""
 
     library: str
@@ -130,7 +130,7 @@ class Table:
 
 
 def from_table(x, name: str):
-    """``(array, Table)`` for a pandas/polars Series or DataFrame, ``(x, None)`` for anything else.
+    """``(array, TableSource)`` for a pandas/polars Series or DataFrame, ``(x, None)`` for anything else.
 
     The array is float64; non-numeric columns raise :class:`DataValidationError`
     naming them. Missing values become NaN, which every mechanism refuses with
@@ -153,7 +153,7 @@ def from_table(x, name: str):
             f"{name}[[...numeric columns...]]), or release the counts of a categorical column with "
             "dps.histogram(column, epsilon, categories=[...public list...])")
     values = _to_float(x, lib)
-    return values, Table(lib, columns, None if frame else getattr(x, "name", None))
+    return values, TableSource(lib, columns, None if frame else getattr(x, "name", None))
 
 
 def _numeric_dtype(lib: str, dtype) -> bool:
@@ -171,7 +171,7 @@ def _to_float(x, lib: str) -> np.ndarray:
 
 
 def labels(x, name: str):
-    """``(object array, Table or None)``: one category label per record, for a categorical histogram.
+    """``(object array, TableSource or None)``: one category label per record, for a categorical histogram.
 
     Missing values (None, NaN, pandas NA, polars null) become None, which is in
     no public list of categories, so they are counted as outside it.
@@ -182,9 +182,9 @@ def labels(x, name: str):
                                   f"{list(x.columns)}: pass {name}[column]")
     if lib == "pandas":
         values = x.astype(object).where(x.notna(), None).to_numpy(dtype=object)
-        return values, Table(lib, None, x.name)
+        return values, TableSource(lib, None, x.name)
     if lib == "polars":
-        return np.asarray(x.to_list(), dtype=object), Table(lib, None, x.name)
+        return np.asarray(x.to_list(), dtype=object), TableSource(lib, None, x.name)
     values = np.asarray(x, dtype=object)
     if values.ndim != 1:
         raise DataValidationError(f"{name} must be 1-D (one label per record); got shape {values.shape}")
@@ -209,7 +209,7 @@ def check_categories(categories, other) -> list:
     return categories
 
 
-def check_weights(weights, shape: tuple[int, ...], table: Table | None) -> np.ndarray:
+def check_weights(weights, shape: tuple[int, ...], table: TableSource | None) -> np.ndarray:
     """Per-coordinate budget weights as a float array of ``shape``: finite and > 0 (a dict per column for a
     DataFrame)."""
     if table is not None:
@@ -226,7 +226,7 @@ def check_weights(weights, shape: tuple[int, ...], table: Table | None) -> np.nd
 
 def named_rows(columns: str):
     """Decorator for the PCA functions: a table first argument goes in as its float array, and the result (one
-    row per column of the table) comes back named by :meth:`Table.rows`, with columns named after the table's
+    row per column of the table) comes back named by :meth:`TableSource.rows`, with columns named after the table's
     (``columns="features"``: a d × d matrix) or ``pc1``, ``pc2``, ... (``columns="components"``)."""
 
     def decorate(function):

@@ -14,8 +14,8 @@ raises :class:`DatasetNotFoundError` naming that command.
 
 Preprocessing and privacy
 -------------------------
-:func:`clip_rows` treats every row on its own and is safe to use before a
-private release. :func:`center` and :func:`scale_by_max_norm` read statistics
+:func:`dpstats.preprocessing.clip_rows` (re-exported here) treats every row on
+its own and is safe to use before a private release. :func:`center` and :func:`scale_by_max_norm` read statistics
 of the whole data set (the mean, the largest row norm) and are **not
 private**: they reproduce the papers' preprocessing, and a notebook that uses
 them says so.
@@ -30,10 +30,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ._download import DownloadError, download
-from ._validation import check_array, check_choice, check_finite, check_int, check_positive
-from .exceptions import DataValidationError, ParameterError
-from .noise.random import check_rng
+from .._validation import check_array, check_choice, check_finite, check_int, check_positive
+from ..exceptions import DatasetNotFoundError, DataValidationError, DownloadError, ParameterError
+from ..noise.random import check_rng
+from ..preprocessing import clip_rows
+from .download import download
 
 __all__ = [
     "DATASETS",
@@ -102,9 +103,6 @@ MNIST_IMAGE_SHAPE = (28, 28)
 COVTYPE_FEATURES = 54
 _SUBSETS = ("train", "test", "all")
 
-
-class DatasetNotFoundError(FileNotFoundError):
-    """A real dataset's file is not in the data folder."""
 
 
 # --------------------------------------------------------------------------- files
@@ -356,19 +354,6 @@ def scale_by_max_norm(X) -> np.ndarray:
     if largest == 0.0:
         raise DataValidationError("X is all zeros; its rows cannot be scaled by their largest norm")
     return X / largest
-
-
-def clip_rows(X, norm: float = 1.0) -> np.ndarray:
-    """Scale down the rows whose L2 norm exceeds ``norm``; other rows are unchanged.
-
-    Private-safe: each row is changed using only that row and the public
-    ``norm``, so replacing one person's row changes one output row.
-    """
-    norm = check_positive(norm, "norm")
-    X = check_finite(check_array(X, "X", ndim=(2,)), "X")
-    lengths = np.sqrt(np.einsum("ij,ij->i", X, X))
-    factor = np.minimum(1.0, norm / np.maximum(lengths, np.finfo(np.float64).tiny))
-    return X * factor[:, None]
 
 
 # --------------------------------------------------------------------------- synthetic data

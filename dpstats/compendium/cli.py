@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .exceptions import DataValidationError, ParameterError
+from ..exceptions import DataValidationError, ParameterError
 
 __all__ = ["main"]
 

@@ -24,7 +24,7 @@ run keep their results, revision and date.
 **The index** (``index.md``, no machine paths: the manifest is named relative to the repository, links are
 relative to the report folder and point only at committed files) lists every notebook with its status, profile,
 git revision, date and time, then gathers the tables whose file name contains ``published_vs_reproduced`` (a
-paper's published numbers or claims beside the reproduced ones, see :mod:`dpstats.comparison`) under
+paper's published numbers or claims beside the reproduced ones, see :mod:`dpstats.compendium.comparison`) under
 "Published vs reproduced", with a count of verdicts per paper, then each notebook's figures and other tables.
 The HTML view of the report is the documentation site (``make docs``), which renders the executed notebooks.
 
@@ -50,9 +50,9 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from ._execute import describe, execute, relative
-from ._validation import check_choice, check_int
-from .exceptions import ParameterError
+from .._validation import check_choice, check_int
+from ..exceptions import ParameterError
+from .runner import execute, relative, summarize_error
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -309,7 +309,7 @@ def _run_one(spec: NotebookSpec, profile: str, seed: int, out: Path, root: Path,
     try:
         error = execute(spec.path, executed, parameters, name=spec.name, root=root, interval=interval)
     except Exception as err:  # papermill or the kernel could not even start
-        error = describe(err)
+        error = summarize_error(err)
     record = {"name": spec.name, "title": spec.title, "ok": not error, "seconds": round(time.perf_counter() - start, 1),
               "error": error, "profile": profile, "seed": seed, "revision": revision, "started": started,
               "environment": _environment()}
@@ -396,7 +396,7 @@ def write_index(out: str | Path, manifest: str | Path | Manifest | None = None) 
               "|---|---|---|---|---|---|---|"]
     for r in results:
         status = "ok" if r.ok else f"**FAILED**: {r.error}"
-        link = f"[{r.notebook.name}]({_rel(out, r.notebook)})" if r.notebook else "—"
+        link = f"[{r.notebook.name}]({relative(r.notebook, out)})" if r.notebook else "—"
         lines.append(f"| [{r.title}](#{r.name}) | {status} | {r.profile} | {r.revision} | {r.started} | "
                      f"{r.seconds:.1f} s | {link} |")
     lines += ["", *comparison_markdown(results, out, heading="##")]
@@ -404,10 +404,10 @@ def write_index(out: str | Path, manifest: str | Path | Manifest | None = None) 
         lines += ["", f"## {r.title}", f'<a id="{r.name}"></a>', ""]
         if not r.ok:
             lines += [f"**FAILED**: `{r.error}`", ""]
-        lines += [f"![{p.stem}]({_rel(out, p)})" for p in r.figures]
+        lines += [f"![{p.stem}]({relative(p, out)})" for p in r.figures]
         for table in r.tables:
             if not is_comparison(table):
-                lines += table_markdown(table, f"{table.name}", _rel(out, table))
+                lines += table_markdown(table, f"{table.name}", relative(table, out))
     (out / "index.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return results
 
@@ -428,10 +428,6 @@ def _header(results: list[NotebookResult], manifest: Manifest) -> list[tuple[str
         ("notebooks", f"{len(results)} recorded, {failed} failed"),
         *(latest.environment.items() if latest else []),
     ]
-
-
-def _rel(out: Path, path: Path) -> str:
-    return path.relative_to(out).as_posix()
 
 
 def is_comparison(table: Path) -> bool:
@@ -460,16 +456,13 @@ def table_markdown(table: Path, caption: str, link: str | None = None, limit: in
     return lines
 
 
-def verdict_counts(table: Path) -> dict[str, int]:
-    """How many rows of a comparison table carry each verdict (empty if it has no ``verdict`` column)."""
+def table_verdicts(table: Path) -> list[str]:
+    """The verdict of every row of a comparison table (none if it has no ``verdict`` column)."""
     rows = read_table(table, limit=None)
     if not rows or VERDICT_COLUMN not in rows[0]:
-        return {}
+        return []
     column = rows[0].index(VERDICT_COLUMN)
-    counts: dict[str, int] = {}
-    for row in rows[1:]:
-        counts[row[column]] = counts.get(row[column], 0) + 1
-    return counts
+    return [row[column] for row in rows[1:]]
 
 
 def comparison_markdown(results: list[NotebookResult], out: Path | None, heading: str = "##",
@@ -482,7 +475,7 @@ def comparison_markdown(results: list[NotebookResult], out: Path | None, heading
     found = [(r, t) for r in results for t in r.tables if is_comparison(t)]
     if not found:
         return []
-    from .comparison import NOT_COMPARABLE, VERDICTS
+    from .comparison import NOT_COMPARABLE, VERDICTS, verdict_counts
 
     lines = [f"{heading} Published vs reproduced", "",
              "One table per paper: each published number or claim, the setting, our reproduction, the difference, "
@@ -490,11 +483,11 @@ def comparison_markdown(results: list[NotebookResult], out: Path | None, heading
              f"*{NOT_COMPARABLE}*: their settings are far smaller than the papers'.", "",
              "| paper | profile | " + " | ".join(VERDICTS) + " |", "|---|---|" + "---|" * len(VERDICTS)]
     for r, table in found:
-        counts = verdict_counts(table)
+        counts = verdict_counts(table_verdicts(table))
         lines.append(f"| [{r.title}]({link(r)}) | {r.profile} | "
                      + " | ".join(str(counts.get(v, 0)) for v in VERDICTS) + " |")
     for r, table in found:
         note = f" ({NOT_COMPARABLE})" if r.profile != "full" else ""
         lines += ["", f"{heading}# {r.title}{note}"]
-        lines += table_markdown(table, table.name, _rel(out, table) if out else None, limit=None)
+        lines += table_markdown(table, table.name, relative(table, out) if out else None, limit=None)
     return lines

@@ -16,14 +16,13 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-__all__ = ["DownloadError", "download", "sha256sum"]
+from ..exceptions import DownloadError
+
+__all__ = ["download", "sha256sum"]
 
 _CHUNK = 1 << 16
 _TIMEOUT = 30.0
 
-
-class DownloadError(OSError):
-    """A dataset could not be downloaded or did not match its checksum."""
 
 
 def sha256sum(path: str | os.PathLike) -> str:

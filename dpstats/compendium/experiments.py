@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._validation import check_int
+from .._validation import check_int
 
 __all__ = [
     "Table",
@@ -98,7 +98,7 @@ def sweep(fn: Callable[[object, np.random.Generator], object], grid: Sequence, *
     Examples
     --------
     >>> import dpstats as dps
-    >>> from dpstats.experiments import sweep
+    >>> from dpstats.compendium.experiments import sweep
     >>> x = [0.2, 0.4, 0.9]
     >>> runs = sweep(lambda eps, rng: dps.mean(x, eps, bounds=(0, 1), rng=rng), [0.5, 5.0],
     ...              n_seeds=3, seed=0, progress=False)

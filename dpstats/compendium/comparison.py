@@ -2,8 +2,8 @@
 
 Each paper notebook lists what the paper published — a number from a table, or a claim read off a figure or a
 theorem — as :class:`Claim` rows, and saves :func:`comparison_table` as a CSV whose name contains
-``published_vs_reproduced``; the report index (:mod:`dpstats.reports`) and the documentation site gather those
-tables in one section.
+``published_vs_reproduced``; the report index (:mod:`dpstats.compendium.reports`) and the documentation site gather
+those tables in one section.
 
 Columns: claim / quantity, setting (ε, δ, n, k, data), unit, published, reproduced, difference (reproduced −
 published), tolerance, verdict, reason. The verdict follows one rule:
@@ -17,7 +17,7 @@ published), tolerance, verdict, reason. The verdict follows one rule:
 
 Example
 -------
->>> from dpstats.comparison import Claim, comparison_table
+>>> from dpstats.compendium.comparison import Claim, comparison_table
 >>> rows = [Claim("SVM error, SVD", "n = 4000", "%", 5.65, 5.35, tolerance=1.0),
 ...         Claim("SVM error, AG", "n = 4000", "%", 16.8, None, reason="data absent")]
 >>> [row[-2] for row in comparison_table(rows).rows]
@@ -31,7 +31,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ._validation import check_choice
+from .._validation import check_choice
 from .experiments import Table
 
 __all__ = ["COLUMNS", "NOT_COMPARABLE", "VERDICTS", "Claim", "comparison_table", "data_absent", "verdict_counts"]
@@ -122,9 +122,10 @@ def comparison_table(claims: Iterable[Claim], *, profile: str = "full", fmt: str
     return Table(COLUMNS, rows, fmt=fmt)
 
 
-def verdict_counts(claims: Iterable[Claim], *, profile: str = "full") -> dict[str, int]:
-    """How many claims get each verdict (every verdict listed, zeros included)."""
-    counts = Counter(c.verdict(profile) for c in claims)
+def verdict_counts(verdicts: Iterable[str]) -> dict[str, int]:
+    """How many times each verdict occurs (every verdict of :data:`VERDICTS` listed, zeros included): for the
+    verdicts of a list of claims (``c.verdict(profile) for c in claims``) or of a saved table's column."""
+    counts = Counter(verdicts)
     return {v: counts.get(v, 0) for v in VERDICTS}
 
 

@@ -1,0 +1,127 @@
+"""The one place that dispatches on the type of the data: NumPy in memory (the default) or Dask, streamed.
+
+Every mechanism reads its data through the functions of this module; none of them, and nothing below this layer
+(:mod:`dpstats._kernels`, the noise and the accounting), asks what kind of array it holds. :func:`engine_of` picks
+the engine of the data; the functions below run an operation on it.
+
+An *engine* is a module with the same functions as :mod:`~dpstats._engine.numpy_engine`, the reference
+implementation (:mod:`~dpstats._engine.dask_engine` is the other; CONTRIBUTING.md says how to add one):
+
+========================  ===================================================================================
+``LAZY``                  whether results as large as the data stay lazy (a low-rank approximation, predictions)
+``as_array``              the data as the engine's float64 array, shape checked (contents are checked by the pass)
+``check_row_norms``       rows with ‖x‖ <= R, checked now or in the statistic's pass; rescaled with ``clip``
+``reduce_rows``           Σ over blocks of a public number of rows of ``leaf(block)``, with a check of every row
+``fixed_point_sums``      exact sums of bounded records on a public fixed-point grid
+``bin_counts``            counts in public equal-width bins
+``persist_rows``          X and y kept where the solver reads them many times (ERM)
+``map_rows``              one value per row, blockwise
+``sketch``                for the range finder: non-finite count, largest row/column L1 norms, AΩ
+``row_product``           QᵀA for a small Q
+``lazy_product``          L @ R, as large as the data
+``map_row_blocks``        a row-wise map, blockwise
+``signed_labels``         labels mapped to ±1 (NaN for any other label)
+========================  ===================================================================================
+
+Every engine computes the same blocks at the same global row positions (:mod:`dpstats._kernels.reduce`), so a
+release is the same on either for the same seed; nothing here reads a chunk size into a calibration.
+
+Tables (pandas, polars) are converted to NumPy at the entry points (:mod:`~dpstats._engine.tables`).
+"""
+
+from __future__ import annotations
+
+import sys
+from fractions import Fraction
+from types import ModuleType
+
+import numpy as np
+
+from .._kernels.fixed_point import BoundedSums, FixedPoint
+from .._kernels.gram import GridGram, gram_reduction, grid_gram_slack
+from .._kernels.reduce import Part
+from .._kernels.rows import row_norm_violations
+from . import numpy_engine
+
+__all__ = ["as_array", "bin_counts", "bounded_sums", "check_row_norms", "engine_of", "float_gram", "grid_gram",
+           "is_lazy", "reduce_rows"]
+
+
+def is_lazy(x) -> bool:
+    """True for a dask collection (array, DataFrame, Series); never imports dask (no dask module loaded: False)."""
+    return "dask" in sys.modules and hasattr(x, "__dask_graph__") and type(x).__module__.startswith("dask")
+
+
+def engine_of(*data) -> ModuleType:
+    """The engine of ``data``: :mod:`~dpstats._engine.dask_engine` (imported on first use) if any of them is a dask
+    collection, else :mod:`~dpstats._engine.numpy_engine`."""
+    if any(is_lazy(x) for x in data):
+        from . import dask_engine
+
+        return dask_engine
+    return numpy_engine
+
+
+def as_array(x, name: str, *, ndim: tuple[int, ...] = (1, 2), min_rows: int = 1):
+    """``x`` as a float64 array of its engine with an allowed number of dimensions (a dask collection stays lazy,
+    with known row counts)."""
+    return engine_of(x).as_array(x, name, ndim=ndim, min_rows=min_rows)
+
+
+def check_row_norms(X, name: str = "X", *, max_norm: float = 1.0, clip: bool = False):
+    """Every row of the 2-D ``X`` with L2 norm <= ``max_norm`` and finite, or rescaled to it with ``clip=True``
+    (a map of each row on its own, so it keeps the guarantee). In memory the rows are checked now; a dask ``X``
+    is checked by the statistic's own pass."""
+    return engine_of(X).check_row_norms(X, name, max_norm=max_norm, clip=clip)
+
+
+def reduce_rows(arrays: tuple, rows: int, leaf, new_sum, check=None, *, parallel: bool = False) -> Part:
+    """Σ over blocks of ``rows`` rows of ``leaf(*block arrays)``, and ``check`` of every row, on the engine of the
+    row-aligned ``arrays`` (:func:`dpstats._engine.numpy_engine.reduce_rows`)."""
+    return engine_of(*arrays).reduce_rows(arrays, rows, leaf, new_sum, check, parallel=parallel)
+
+
+def bounded_sums(x, lower: np.ndarray, upper: np.ndarray, *, axis, clip: bool, squares: bool,
+                 name: str = "x") -> BoundedSums:
+    """Check ``x`` against [lower, upper] (NaN and ±inf always raise) and sum its fixed-point records exactly.
+
+    The records are the slices of ``x`` along ``axis`` (every value when ``axis`` is None); ``lower`` and
+    ``upper`` have the shape of one record's output. One pass over the data, block by block: minimum, maximum,
+    (clipping,) rounding to the fixed-point grid and the sums (:mod:`dpstats._kernels.fixed_point`). The integer
+    sums are exact, so every engine gives the same result.
+    """
+    grid = FixedPoint.of(lower, upper, squares)
+    found = engine_of(x).fixed_point_sums(x, grid, axis=axis, clip=clip)
+    return grid.result(found, () if axis is None else lower.shape, name)
+
+
+def bin_counts(x, bins: int, lower: float, upper: float, *, clip: bool, name: str = "x") -> np.ndarray:
+    """Check the 1-D ``x`` against [lower, upper] (NaN and ±inf always raise; values outside raise unless
+    ``clip``, which puts them in the first or last bin) and count its values in ``bins`` equal-width bins."""
+    return engine_of(x).bin_counts(x, bins, lower, upper, clip=clip).checked(lower, upper, name)
+
+
+def float_gram(X) -> np.ndarray:
+    """Check the rows of ``X`` (‖x_i‖² <= 1 + τ, finite) and return XᵀX (float, symmetric, not divided by n).
+
+    The block products are added by the fixed tree of :class:`dpstats._kernels.reduce.DyadicSum`: the result is
+    bitwise the same whatever the number of cores, or the chunks of a dask ``X``; its error is within
+    :func:`dpstats._kernels.gram.float_gram_error` per entry.
+    """
+    return _gram(X, None)
+
+
+def grid_gram(X, grid: Fraction) -> GridGram:
+    """Check the rows of ``X`` and return XᵀX rounded block by block to ``grid`` (:mod:`dpstats._kernels.gram`)."""
+    n, d = X.shape
+    return GridGram(_gram(X, grid), grid, grid_gram_slack(n, d, grid))
+
+
+def _gram(X, grid: Fraction | None) -> np.ndarray:
+    """XᵀX over blocks of public size, each block's rows checked while it is in cache, then multiplied (in memory,
+    one contiguous run of blocks per core, each in its own thread with a single-threaded BLAS)."""
+    rows, leaf, new_sum = gram_reduction(*X.shape, grid)
+    found = reduce_rows((X,), rows, leaf, new_sum, check=row_norm_violations, parallel=True)
+    if found.checks is not None:
+        found.checks.raise_error("X")
+    return found.body.total()

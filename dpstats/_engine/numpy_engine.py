@@ -1,0 +1,132 @@
+"""The in-memory engine: NumPy arrays, read block by block, on the cores of this machine.
+
+The reference implementation of the engine interface (:mod:`dpstats._engine`): every function takes NumPy arrays
+(or array-likes) and hands them to the kernels (:mod:`dpstats._kernels`) as one chunk, or as one chunk of whole
+blocks per core for the reductions that are worth it (the Gram matrix). The blocks, and so every result, are the
+same as the Dask engine's.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+
+import numpy as np
+
+from .._kernels.fixed_point import BinCounts, ChunkSums, FixedPoint, chunk_bin_counts
+from .._kernels.reduce import Part, chunk_part, merge_parts
+from .._kernels.rows import check_row_norms as _check_rows
+from .._validation import check_array, check_finite
+
+__all__ = ["LAZY", "as_array", "bin_counts", "check_row_norms", "fixed_point_sums", "lazy_product", "map_row_blocks",
+           "map_rows", "persist_rows", "reduce_rows", "row_product", "signed_labels", "sketch"]
+
+#: Results as large as the data are computed at once (NumPy), not kept lazy.
+LAZY = False
+
+
+def as_array(x, name: str, *, ndim: tuple[int, ...], min_rows: int = 1) -> np.ndarray:
+    """``x`` as a float64 array with an allowed number of dimensions (:func:`dpstats._validation.check_array`)."""
+    return check_array(x, name, ndim=ndim, min_rows=min_rows)
+
+
+def check_row_norms(X: np.ndarray, name: str, *, max_norm: float, clip: bool) -> np.ndarray:
+    """Every row of ``X`` checked now (norm <= ``max_norm``, finite), or rescaled to it with ``clip``."""
+    return _check_rows(X, name, max_norm=max_norm, clip=clip)
+
+
+def reduce_rows(arrays: tuple, rows: int, leaf: Callable, new_sum: Callable, check: Callable | None = None, *,
+                parallel: bool = False) -> Part:
+    """The :class:`~dpstats._kernels.reduce.Part` of the whole data: every block's ``leaf`` summed, and the
+    ``check`` of every row.
+
+    ``arrays`` are row-aligned (X, or X and y, ...). With ``parallel`` the rows are cut into one contiguous run of
+    whole blocks per core, each reduced in its own thread with a single-threaded BLAS; the runs are merged in
+    order. The blocks, and so the result, are the same either way.
+    """
+    n = len(arrays[0])
+    blocks = -(-n // rows)
+    parts = max(1, min(_cores() if parallel else 1, blocks))
+    if parts == 1:
+        return chunk_part(arrays, 0, n, rows, leaf, new_sum, check)
+    from concurrent.futures import ThreadPoolExecutor  # only large data need threads: keep `import dpstats` light
+
+    edges = [rows * (blocks * i // parts) for i in range(parts)] + [n]
+
+    def run(a: int, b: int) -> Part:
+        return chunk_part(tuple(x[a:b] for x in arrays), a, n, rows, leaf, new_sum, check)
+
+    with _blas_controller().limit(limits=1, user_api="blas"), ThreadPoolExecutor(parts) as pool:
+        found = list(pool.map(run, edges[:-1], edges[1:]))
+    total = found[0]
+    for part in found[1:]:
+        total = merge_parts(total, part, n, rows, leaf)
+    return total
+
+
+@functools.cache
+def _blas_controller():
+    """threadpoolctl's handle on the BLAS libraries loaded so far (numpy's is loaded with numpy); made once,
+    because finding the libraries costs milliseconds per call."""
+    from threadpoolctl import ThreadpoolController  # installed with scikit-learn
+
+    return ThreadpoolController()
+
+
+def _cores() -> int:
+    """CPUs this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def fixed_point_sums(x: np.ndarray, grid: FixedPoint, *, axis, clip: bool) -> ChunkSums:
+    """The exact fixed-point sums of the records of ``x`` (the slices along ``axis``; every value for None)."""
+    records = x.reshape(-1, 1) if axis is None else np.moveaxis(x, axis, 0).reshape(x.shape[axis], -1)
+    return grid.chunk_sums(records, clip)
+
+
+def bin_counts(x: np.ndarray, bins: int, lower: float, upper: float, *, clip: bool) -> BinCounts:
+    """The counts of the 1-D ``x`` in ``bins`` equal-width bins of [lower, upper], and what was wrong."""
+    return chunk_bin_counts(x, bins, lower, upper, clip=clip)
+
+
+# ----------------------------------------------------------------------------- solvers' passes (ERM, low rank)
+
+
+def persist_rows(X: np.ndarray, y: np.ndarray, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """In memory already: X and y as they are."""
+    return X, y
+
+
+def map_rows(blockwise: Callable, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``blockwise(X, y)``: one value per row."""
+    return blockwise(X, y)
+
+
+def sketch(A: np.ndarray, omega: np.ndarray) -> tuple[int, float, np.ndarray, np.ndarray]:
+    """For the range finder of :func:`dpstats.low_rank`: the number of NaN or infinite values (0: raises
+    otherwise), the largest row L1 norm, the column L1 norms and AΩ."""
+    check_finite(A, "A")
+    absolute = np.abs(A)
+    return 0, float(absolute.sum(axis=1).max()), absolute.sum(axis=0), A @ omega
+
+
+def row_product(Q: np.ndarray, A: np.ndarray) -> np.ndarray:
+    """QᵀA."""
+    return Q.T @ A
+
+
+def lazy_product(L: np.ndarray, R: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """L @ R (in memory, like the data)."""
+    return L @ R
+
+
+def map_row_blocks(fn: Callable, X: np.ndarray, width: int) -> np.ndarray:
+    """``fn(X)`` (rows to rows of ``width`` columns)."""
+    return fn(X)
+
+
+def signed_labels(y, classes: np.ndarray) -> np.ndarray:
+    """Labels mapped to +1 (``classes[1]``), −1 (``classes[0]``) and NaN (any other label)."""
+    y = np.asarray(y)
+    return np.where(y == classes[1], 1.0, np.where(y == classes[0], -1.0, np.nan))

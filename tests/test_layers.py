@@ -1,0 +1,165 @@
+"""The package's layers, read from its imports: no circle, arrows only downwards, the library apart from the compendium.
+
+Every ``import`` and ``from ... import`` of every module under ``dpstats/`` counts, at module level and inside
+functions (an import that runs late still ties the modules together). Importing ``a.b.c`` from outside the package
+``a.b`` also runs ``a/b/__init__.py``, so it is an arrow to that package too (the root ``dpstats/__init__.py``
+aside: it re-exports the public names, and every module is below it).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "dpstats"
+
+#: Bottom first; a module may import from its own layer or below. A name ending in ".*" is a whole subpackage.
+LAYERS = [
+    ["dpstats.exceptions", "dpstats._validation", "dpstats._rounding"],
+    ["dpstats.accounting.*"],
+    ["dpstats.noise.*"],
+    ["dpstats._kernels.*"],
+    ["dpstats._engine.*"],
+    ["dpstats.bingham", "dpstats.descriptive", "dpstats.quantiles", "dpstats.pca", "dpstats.cca", "dpstats.lowrank",
+     "dpstats.erm", "dpstats.preprocessing"],
+    ["dpstats.estimators"],
+    ["dpstats.audit", "dpstats.metrics"],
+    ["dpstats"],
+    ["dpstats.compendium.*", "dpstats.__main__"],
+]
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _is_package(name: str) -> bool:
+    return MODULES.get(name, Path()).name == "__init__.py"
+
+
+def _targets(name: str, node: ast.AST) -> list[str]:
+    """The dpstats modules an import statement loads."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names if alias.name.split(".")[0] == "dpstats"]
+    base = name if _is_package(name) else name.rpartition(".")[0]
+    if node.level:
+        for _ in range(node.level - 1):
+            base = base.rpartition(".")[0]
+        module = f"{base}.{node.module}" if node.module else base
+    else:
+        module = node.module or ""
+    if module.split(".")[0] != "dpstats":
+        return []
+    return [f"{module}.{alias.name}" if f"{module}.{alias.name}" in MODULES else module for alias in node.names]
+
+
+def _arrows() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {name: set() for name in MODULES}
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            for target in _targets(name, node):
+                while target not in MODULES:  # an attribute import: `from dpstats.x import name`
+                    target = target.rpartition(".")[0]
+                graph[name].add(target)
+                parent = target.rpartition(".")[0]  # the packages the import runs on the way
+                while parent not in ("", "dpstats"):
+                    if not name.startswith(parent + ".") and name != parent:
+                        graph[name].add(parent)
+                    parent = parent.rpartition(".")[0]
+        graph[name].discard(name)
+    return graph
+
+
+def _layer(name: str) -> int:
+    for level, members in enumerate(LAYERS):
+        for member in members:
+            if name == member or (member.endswith(".*") and (name + ".").startswith(member[:-1])):
+                return level
+    raise AssertionError(f"{name} is in no layer: add it to LAYERS")
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+GRAPH = _arrows()
+
+
+def test_the_graph_is_read():
+    """The reader sees the arrows it must (so the tests below can fail)."""
+    assert "dpstats.accounting.gaussian" in GRAPH["dpstats.noise.calibration"]
+    assert "dpstats._engine.dask_engine" in GRAPH["dpstats._engine"]  # imported inside a function
+    assert "dpstats.accounting" in GRAPH["dpstats.descriptive"]
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == [["a", "b", "c"]]
+
+
+def test_no_import_circle():
+    assert _circles(GRAPH) == []
+
+
+def test_every_module_has_a_layer():
+    for name in MODULES:
+        _layer(name)
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_arrows_point_down(name):
+    upward = sorted(t for t in GRAPH[name] if _layer(t) > _layer(name))
+    assert not upward, f"{name} (layer {_layer(name)}) imports from above: {upward}"
+
+
+def test_the_library_never_imports_the_compendium():
+    library = [n for n in MODULES if _layer(n) < _layer("dpstats.compendium.x")]
+    offenders = {n: sorted(t for t in GRAPH[n] if t.startswith("dpstats.compendium")) for n in library}
+    assert not {n: t for n, t in offenders.items() if t}
+
+
+def test_no_private_name_crosses_a_module():
+    """A module takes public names only from another module (a private *module* is fine: its names are public)."""
+    offenders = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.ImportFrom) or not _targets(name, node):
+                continue
+            for alias, target in zip(node.names, _targets(name, node), strict=True):
+                if alias.name.startswith("_") and target.rpartition(".")[2] != alias.name:
+                    offenders.append(f"{name} imports {alias.name} from {target}")
+    assert offenders == []
