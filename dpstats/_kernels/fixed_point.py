@@ -100,36 +100,54 @@ class FixedPoint:
         return cls(lo, hi, exponent, squares)
 
     def chunk_sums(self, records: np.ndarray, clip: bool) -> ChunkSums:
-        """Check and sum records (rows of a 2-D array, one column per output coordinate), block by block: every
-        partial sum of a block stays below 2^53, so it is exact in floating point."""
+        """Check and sum records (rows of a 2-D array, one column per output coordinate), block by block.
+
+        Each block is read from memory once; its check, rounding and sums run while it is in cache, in reused
+        buffers. Every partial sum of a block stays below 2^53, so it is exact in floating point in any order of
+        the additions (``einsum``'s vectorised loops; BLAS is avoided, whose threads wake up too slowly for a
+        block); the block results are integers, added exactly at the end."""
         scale = np.ldexp(1.0, -self.exponent)  # 1/h, exact
-        lo, hi = self.lo, self.hi
-        m = records.shape[1]
+        n, m = records.shape
         rows = max(1, _SUM_BLOCK_VALUES // m)
-        bits = _SQUARE_BITS if self.squares else _SUM_BITS
-        sums = ExactSum((m,), rows * 2.0**bits)
-        parts = [ExactSum((m,), rows * 2.0**26) for _ in range(3)] if self.squares else []
-        buffer = np.empty((min(rows, records.shape[0]), m))  # reused: a fresh array per block costs page faults
-        for start in range(0, records.shape[0], rows):
-            block = records[start:start + rows]
-            seen_lo, seen_hi = block.min(axis=0), block.max(axis=0)
-            if not (np.isfinite(seen_lo).all() and np.isfinite(seen_hi).all()) or \
-                    (not clip and ((seen_lo < lo).any() or (seen_hi > hi).any())):
+        blocks = -(-n // rows)
+        found = np.empty((4 if self.squares else 1, blocks, m))  # per block: Σq (and Σa², Σab, Σb²)
+        q_buffer = np.empty((min(rows, n), m))  # reused: a fresh array per block costs page faults
+        b_buffer = np.empty_like(q_buffer) if self.squares else None
+        inside = self._inside_clipped if clip else self._inside
+        for j in range(blocks):
+            block = records[j * rows:(j + 1) * rows]
+            if not inside(block):
                 return self._violations(records, clip)
-            q = buffer[:block.shape[0]]
+            q = q_buffer[:block.shape[0]]
             if clip:
-                np.clip(block, lo, hi, out=q)
+                np.clip(block, self.lo, self.hi, out=q)
                 block = q
             np.multiply(block, scale, out=q)
             np.rint(q, out=q)
-            sums.add(q.sum(axis=0).astype(np.int64))
-            if self.squares:
-                a = np.floor(q / _SPLIT)
-                b = q - a * _SPLIT
-                for part, product in zip(parts, (a * a, a * b, b * b), strict=True):
-                    part.add(product.sum(axis=0).astype(np.int64))
-        return ChunkSums(records.shape[0], _objects(sums.total()),
-                         tuple(_objects(p.total()) for p in parts) if self.squares else None)
+            found[0, j] = np.einsum("ij->j", q)
+            if self.squares:  # q = a·2^13 + b, 0 <= b < 2^13: a², ab and b² sum exactly
+                b = b_buffer[:q.shape[0]]
+                np.multiply(q, 1.0 / _SPLIT, out=b)
+                np.floor(b, out=b)  # a, for now
+                found[1, j] = np.einsum("ij,ij->j", b, b)
+                np.multiply(b, -_SPLIT, out=b)
+                np.add(q, b, out=b)  # b = q − a·2^13
+                np.subtract(q, b, out=q)
+                np.multiply(q, 1.0 / _SPLIT, out=q)  # a again (q is no longer needed)
+                found[2, j], found[3, j] = np.einsum("ij,ij->j", q, b), np.einsum("ij,ij->j", b, b)
+        bits = _SQUARE_BITS if self.squares else _SUM_BITS
+        totals = [_exact_total(found[0], rows * 2.0**bits)]
+        totals += [_exact_total(part, rows * 2.0**26) for part in found[1:]]
+        return ChunkSums(n, totals[0], tuple(totals[1:]) if self.squares else None)
+
+    def _inside(self, block: np.ndarray) -> bool:
+        """Every value of the block finite and within the bounds (NaN fails both comparisons)."""
+        return bool((block.min(axis=0) >= self.lo).all() and (block.max(axis=0) <= self.hi).all())
+
+    @staticmethod
+    def _inside_clipped(block: np.ndarray) -> bool:
+        """Every value of the block finite (clipping takes care of the bounds)."""
+        return bool(np.isfinite(block.min(axis=0)).all() and np.isfinite(block.max(axis=0)).all())
 
     def _violations(self, records: np.ndarray, clip: bool) -> ChunkSums:
         """Count the non-finite values and (without clipping) the values outside the bounds."""
@@ -191,8 +209,13 @@ def chunk_bin_counts(x: np.ndarray, bins: int, lower: float, upper: float, *, cl
     return BinCounts(counts.astype(np.int64), nonfinite)
 
 
-def _objects(values: np.ndarray) -> np.ndarray:
-    return values.astype(object)
+def _exact_total(block_totals: np.ndarray, max_term: float) -> np.ndarray:
+    """The exact sum over blocks (axis 0) of integer-valued floats of magnitude <= ``max_term``, as an object
+    array of Python ints."""
+    total = ExactSum(block_totals.shape[1:], max_term)
+    for row in block_totals.astype(np.int64):
+        total.add(row)
+    return total.total().astype(object)
 
 
 def _reshape(values: np.ndarray, shape: tuple[int, ...]):
