@@ -54,7 +54,8 @@ bench: $(BENCH_VENV)/.installed
 	$(BENCH_VENV)/bin/python -m benchmarks
 
 lint: env
-	$(PY) -m ruff check dpstats tests benchmarks notebooks
+	$(PY) -m ruff check dpstats tests benchmarks notebooks docs
+	$(PY) -m ruff format --check dpstats tests benchmarks notebooks docs
 
 clean:
 	rm -rf $(VENV) $(BENCH_VENV) build *.egg-info .pytest_cache docs/_build docs/generated

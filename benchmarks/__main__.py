@@ -17,8 +17,15 @@ import numpy as np
 
 from ._harness import Results
 
-MODULES = ["bench_descriptive", "bench_pca", "bench_memory", "bench_peers", "bench_noise", "bench_accounting",
-           "bench_scale"]
+MODULES = [
+    "bench_descriptive",
+    "bench_pca",
+    "bench_memory",
+    "bench_peers",
+    "bench_noise",
+    "bench_accounting",
+    "bench_scale",
+]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,8 +37,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     results = Results()
     start = time.perf_counter()
-    print(f"dpstats benchmarks ({'tiny' if args.tiny else 'full'}) on {platform.processor() or platform.machine()}, "
-          f"numpy {np.__version__}")
+    print(
+        f"dpstats benchmarks ({'tiny' if args.tiny else 'full'}) on {platform.processor() or platform.machine()}, "
+        f"numpy {np.__version__}"
+    )
     for name in args.only or MODULES:
         print(f"[{name}]", flush=True)
         importlib.import_module(f".{name}", __package__).run(results, tiny=args.tiny, repeats=args.repeats)

@@ -49,8 +49,10 @@ class Results:
             for r in self.rows:
                 writer.writerow([r.section, r.case, r.metric, r.value, r.target, r.status, r.note])
         lines = ["| section | case | metric | value | target | status | note |", "|---|---|---|---|---|---|---|"]
-        lines += [f"| {r.section} | {r.case} | {r.metric} | {_fmt(r.value)} | {r.target} | {r.status} | {r.note} |"
-                  for r in self.rows]
+        lines += [
+            f"| {r.section} | {r.case} | {r.metric} | {_fmt(r.value)} | {r.target} | {r.status} | {r.note} |"
+            for r in self.rows
+        ]
         for name, fig in self.figures.items():
             fig.savefig(out / f"{name}.png", dpi=120, bbox_inches="tight")
             lines += ["", f"![{name}]({name}.png)"]

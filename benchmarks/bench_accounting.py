@@ -22,8 +22,7 @@ PLD_LIMIT = 1.01  # PLD epsilon / exact epsilon for the issue's plan
 
 def _gaussians(count: int, multiplier: float, rule: str, delta: float) -> list[Gaussian]:
     """``count`` Gaussian releases with σ/Δ = ``multiplier``, each labelled with its own (ε, δ) for ``rule``."""
-    each = split_epsilon(delta / 2 if rule == "advanced" else delta, count) if rule in ("basic", "advanced") \
-        else delta
+    each = split_epsilon(delta / 2 if rule == "advanced" else delta, count) if rule in ("basic", "advanced") else delta
     return [Gaussian(gaussian_epsilon(multiplier, each), each, sigma=multiplier, sensitivity=1.0)] * count
 
 
@@ -69,17 +68,33 @@ def run(results: Results, *, tiny: bool, repeats: int) -> None:
         eps = _total(100, 10.0, rule, delta)
         if rule == "pld":
             ratio = eps / exact
-            results.add("accounting", "100 Gaussians sigma/Delta=10, delta=1e-6", "pld eps / exact", ratio,
-                        f"in [1, {PLD_LIMIT}]", status(ratio, PLD_LIMIT) if ratio >= 1 else "MISSED",
-                        f"pld {eps:.4f}, exact {exact:.4f}")
-        results.add("accounting", f"100 Gaussians sigma/Delta=10, delta=1e-6, {rule}", "epsilon", eps,
-                    note=f"exact {exact:.3f}")
+            results.add(
+                "accounting",
+                "100 Gaussians sigma/Delta=10, delta=1e-6",
+                "pld eps / exact",
+                ratio,
+                f"in [1, {PLD_LIMIT}]",
+                status(ratio, PLD_LIMIT) if ratio >= 1 else "MISSED",
+                f"pld {eps:.4f}, exact {exact:.4f}",
+            )
+        results.add(
+            "accounting", f"100 Gaussians sigma/Delta=10, delta=1e-6, {rule}", "epsilon", eps, note=f"exact {exact:.3f}"
+        )
     budgets = [(1.0, 10.0)] if tiny else [(1.0, 10.0), (1.0, 50.0), (10.0, 10.0)]
     for epsilon, multiplier in budgets:
         counts = {rule: _releases_that_fit(multiplier, rule, epsilon, delta) for rule in RULES}
         for rule, count in counts.items():
-            results.add("accounting", f"releases that fit: eps={epsilon:g}, delta=1e-6, sigma/Delta={multiplier:g}",
-                        f"{rule}", count, note=f"{count / max(counts['basic'], 1):.1f}x basic")
+            results.add(
+                "accounting",
+                f"releases that fit: eps={epsilon:g}, delta=1e-6, sigma/Delta={multiplier:g}",
+                f"{rule}",
+                count,
+                note=f"{count / max(counts['basic'], 1):.1f}x basic",
+            )
     for rule in RULES:
-        results.add("accounting", f"one spend on a ledger of {4 if tiny else 20} releases", f"ms, {rule}",
-                    _spend_time(rule, tiny) * 1e3)
+        results.add(
+            "accounting",
+            f"one spend on a ledger of {4 if tiny else 20} releases",
+            f"ms, {rule}",
+            _spend_time(rule, tiny) * 1e3,
+        )

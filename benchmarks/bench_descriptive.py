@@ -17,14 +17,23 @@ def run(results: Results, *, tiny: bool, repeats: int) -> None:
     cases = {
         "mean": (lambda: dps.mean(x, 1.0, bounds=(0, 1), rng=0), lambda: np.mean(x)),
         "variance": (lambda: dps.variance(x, 1.0, bounds=(0, 1), rng=0), lambda: np.var(x)),
-        "histogram": (lambda: dps.histogram(x, 1.0, bins=10, range=(0, 1), rng=0),
-                      lambda: np.histogram(x, bins=10, range=(0, 1))),
+        "histogram": (
+            lambda: dps.histogram(x, 1.0, bins=10, range=(0, 1), rng=0),
+            lambda: np.histogram(x, bins=10, range=(0, 1)),
+        ),
     }
     for name, (ours, floor) in cases.items():
         t = interleaved_medians({"ours": ours, "floor": floor}, repeats=repeats)
         ratio = t["ours"] / t["floor"]
-        results.add("floor", f"{name}, n={n:.0e}", "time / numpy", ratio, f"<= {FLOOR_LIMIT}",
-                    status(ratio, FLOOR_LIMIT), f"dpstats {t['ours'] * 1e3:.2f} ms")
+        results.add(
+            "floor",
+            f"{name}, n={n:.0e}",
+            "time / numpy",
+            ratio,
+            f"<= {FLOOR_LIMIT}",
+            status(ratio, FLOOR_LIMIT),
+            f"dpstats {t['ours'] * 1e3:.2f} ms",
+        )
     _peers(results, x, repeats)
 
 
@@ -35,15 +44,28 @@ def _peers(results: Results, x: np.ndarray, repeats: int) -> None:
         results.add("peers", "diffprivlib tools", "skipped", "not installed", note="run `make bench`")
         return
     cases = {
-        "mean": (lambda: dps.mean(x, 1.0, bounds=(0, 1), rng=0),
-                 lambda: tools.mean(x, epsilon=1.0, bounds=(0, 1), random_state=0)),
-        "variance": (lambda: dps.variance(x, 1.0, bounds=(0, 1), rng=0),
-                     lambda: tools.var(x, epsilon=1.0, bounds=(0, 1), random_state=0)),
-        "histogram": (lambda: dps.histogram(x, 1.0, bins=10, range=(0, 1), rng=0),
-                      lambda: tools.histogram(x, epsilon=1.0, bins=10, range=(0, 1), random_state=0)),
+        "mean": (
+            lambda: dps.mean(x, 1.0, bounds=(0, 1), rng=0),
+            lambda: tools.mean(x, epsilon=1.0, bounds=(0, 1), random_state=0),
+        ),
+        "variance": (
+            lambda: dps.variance(x, 1.0, bounds=(0, 1), rng=0),
+            lambda: tools.var(x, epsilon=1.0, bounds=(0, 1), random_state=0),
+        ),
+        "histogram": (
+            lambda: dps.histogram(x, 1.0, bins=10, range=(0, 1), rng=0),
+            lambda: tools.histogram(x, epsilon=1.0, bins=10, range=(0, 1), random_state=0),
+        ),
     }
     for name, (ours, theirs) in cases.items():
         t = interleaved_medians({"ours": ours, "theirs": theirs}, repeats=repeats)
         ratio = t["ours"] / t["theirs"]
-        results.add("peers", f"{name} vs diffprivlib, n={x.size:.0e}", "time ratio (ours/theirs)", ratio, "<= 1",
-                    status(ratio, 1.0), f"dpstats {t['ours'] * 1e3:.2f} ms, diffprivlib {t['theirs'] * 1e3:.2f} ms")
+        results.add(
+            "peers",
+            f"{name} vs diffprivlib, n={x.size:.0e}",
+            "time ratio (ours/theirs)",
+            ratio,
+            "<= 1",
+            status(ratio, 1.0),
+            f"dpstats {t['ours'] * 1e3:.2f} ms, diffprivlib {t['theirs'] * 1e3:.2f} ms",
+        )

@@ -22,5 +22,12 @@ def run(results: Results, *, tiny: bool, repeats: int) -> None:
     X /= np.linalg.norm(X, axis=1, keepdims=True)
     peak = peak_allocation(lambda: dps.pca_ag(X, 1.0, 1e-5, rng=0))
     ratio = (X.nbytes + peak) / (X.nbytes + d * d * 8)
-    results.add("memory", f"pca_ag n={n:.0e} d={d}", "peak / (X + dxd)", ratio, f"<= {LIMIT}", status(ratio, LIMIT),
-                f"X {X.nbytes / 2**20:.0f} MiB, extra peak {peak / 2**20:.1f} MiB")
+    results.add(
+        "memory",
+        f"pca_ag n={n:.0e} d={d}",
+        "peak / (X + dxd)",
+        ratio,
+        f"<= {LIMIT}",
+        status(ratio, LIMIT),
+        f"X {X.nbytes / 2**20:.0f} MiB, extra peak {peak / 2**20:.1f} MiB",
+    )

@@ -57,8 +57,10 @@ def _timings(sampler, num: int, den: int, n: int, peer, repeats: int, rng) -> tu
 def run(results: Results, *, tiny: bool, repeats: int) -> None:
     sizes = SIZES[:1] if tiny else SIZES
     rng = np.random.default_rng(0)
-    cases = [(discrete_gaussian, "sigma", label, num, den, (num / den) ** 0.5)
-             for label, (num, den) in GAUSSIAN_CASES.items()]
+    cases = [
+        (discrete_gaussian, "sigma", label, num, den, (num / den) ** 0.5)
+        for label, (num, den) in GAUSSIAN_CASES.items()
+    ]
     cases += [(discrete_laplace, "t", label, num, den, num / den) for label, (num, den) in LAPLACE_CASES.items()]
     peers_missing = False
     for sampler, param, label, num, den, scale in cases:
@@ -71,12 +73,25 @@ def run(results: Results, *, tiny: bool, repeats: int) -> None:
             note = f"{1 / us:.3g}M samples/s"
             if peer_us is not None:
                 note += f"; OpenDP {peer_us:.2f} us/sample (timed on n={min(n, PEER_MAX_N):.0e})"
-            results.add("noise", case, "us/sample", us, f"<= {TARGET_US}" if applies else "",
-                        status(us, TARGET_US) if applies else "", note)
+            results.add(
+                "noise",
+                case,
+                "us/sample",
+                us,
+                f"<= {TARGET_US}" if applies else "",
+                status(us, TARGET_US) if applies else "",
+                note,
+            )
             if peer_us is not None:
                 speedup = peer_us / us
-                results.add("noise", case, "speedup vs OpenDP", speedup, f">= {TARGET_SPEEDUP:g}" if applies else "",
-                            ("met" if speedup >= TARGET_SPEEDUP else "MISSED") if applies else "",
-                            f"dpstats {us:.3f} us, OpenDP {peer_us:.2f} us per sample")
+                results.add(
+                    "noise",
+                    case,
+                    "speedup vs OpenDP",
+                    speedup,
+                    f">= {TARGET_SPEEDUP:g}" if applies else "",
+                    ("met" if speedup >= TARGET_SPEEDUP else "MISSED") if applies else "",
+                    f"dpstats {us:.3f} us, OpenDP {peer_us:.2f} us per sample",
+                )
     if peers_missing:
         results.add("noise", "OpenDP make_gaussian / make_laplace", "skipped", "not installed", note="run `make bench`")

@@ -108,8 +108,13 @@ def _run_pca(results: Results, *, tiny: bool, repeats: int) -> None:
             case = f"PCA n={n:.0e} d={d} k={k} eps={eps:g}"
             if gave_up or None in theirs:
                 gave_up = True  # larger epsilon only raises n*epsilon, where its sampler stalls
-                results.add("peers", case, "diffprivlib", "did not finish",
-                            note=f"killed after {PEER_TIME_LIMIT:.0f} s (or at a smaller epsilon)")
+                results.add(
+                    "peers",
+                    case,
+                    "diffprivlib",
+                    "did not finish",
+                    note=f"killed after {PEER_TIME_LIMIT:.0f} s (or at a smaller epsilon)",
+                )
                 peer_energy, peer_time = 0.0, float("inf")
             else:
                 peer_energy = float(np.median([captured_energy(A, V, kind="A") for _, V in theirs]))
@@ -120,11 +125,23 @@ def _run_pca(results: Results, *, tiny: bool, repeats: int) -> None:
                 fit = float(np.median([t for t, _ in runs]))
                 if name == "ppca":  # the like-for-like comparison: both pure epsilon-DP
                     ok = energy >= peer_energy - 1.0 and fit <= peer_time
-                    results.add("peers", case, "dpstats ppca energy %", energy, ">= diffprivlib (1 pt), faster",
-                                "met" if ok else "MISSED", f"fit {fit:.3g} s, pure epsilon")
+                    results.add(
+                        "peers",
+                        case,
+                        "dpstats ppca energy %",
+                        energy,
+                        ">= diffprivlib (1 pt), faster",
+                        "met" if ok else "MISSED",
+                        f"fit {fit:.3g} s, pure epsilon",
+                    )
                 else:
-                    results.add("peers", case, f"dpstats {name} energy %", energy,
-                                note=f"fit {fit:.3g} s, (epsilon, delta={DELTA:g})")
+                    results.add(
+                        "peers",
+                        case,
+                        f"dpstats {name} energy %",
+                        energy,
+                        note=f"fit {fit:.3g} s, (epsilon, delta={DELTA:g})",
+                    )
 
 
 # ----------------------------------------------------------------------------- logistic regression (issue 4)
@@ -162,13 +179,19 @@ def _lr_fitters(n: int, d: int, seed: int, peers: bool) -> dict:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")  # its ConvergenceWarning / PrivacyLeakWarning chatter
                     return LogisticRegression(epsilon=LR_EPSILON, data_norm=1.0, C=C, random_state=seed).fit(X, y)
+
             return fit
 
         fitters["diffprivlib C=1"] = peer(1.0)
         fitters["diffprivlib C=1/(n lam)"] = peer(1.0 / (n * lam))
     for method in ("objective", "output"):
-        fitters[f"dpstats {method}"] = (lambda m: lambda X, y: DPLogisticRegression(
-            classes=[0, 1], epsilon=LR_EPSILON, lam=lam, method=m, random_state=seed).fit(X, y))(method)
+        fitters[f"dpstats {method}"] = (
+            lambda m: (
+                lambda X, y: DPLogisticRegression(
+                    classes=[0, 1], epsilon=LR_EPSILON, lam=lam, method=m, random_state=seed
+                ).fit(X, y)
+            )
+        )(method)
     return fitters
 
 
@@ -195,8 +218,13 @@ def _run_logistic(results: Results, *, tiny: bool, repeats: int) -> None:
         reference.append(100.0 * LogisticRegression(C=1.0 / (n * lam)).fit(X, y).score(X_test, y_test))
     med_t = {k: float(np.median(v)) for k, v in times.items()}
     med_a = {k: float(np.median(v)) for k, v in accuracy.items()}
-    results.add("peers", case, "non-private acc %", float(np.median(reference)),
-                note=f"sklearn LogisticRegression, same lam={lam:.3g}; median of {len(seeds)} seeds")
+    results.add(
+        "peers",
+        case,
+        "non-private acc %",
+        float(np.median(reference)),
+        note=f"sklearn LogisticRegression, same lam={lam:.3g}; median of {len(seeds)} seeds",
+    )
     if not peers:
         results.add("peers", case, "diffprivlib", "skipped", note="diffprivlib not importable; run `make bench`")
     for name in med_t:
@@ -212,7 +240,15 @@ def _run_logistic(results: Results, *, tiny: bool, repeats: int) -> None:
             continue
         ok_acc = med_a[name] >= med_a[base] - 0.1
         ok_time = med_t[name] <= med_t[base]
-        results.add("peers", case, f"{name} acc %", med_a[name], f">= {base} (0.1 pt)",
-                    "met" if ok_acc else "MISSED", note)
-        results.add("peers", case, f"{name} fit s", med_t[name], f"<= {base}", "met" if ok_time else "MISSED",
-                    f"ratio {med_t[name] / med_t[base]:.2f}")
+        results.add(
+            "peers", case, f"{name} acc %", med_a[name], f">= {base} (0.1 pt)", "met" if ok_acc else "MISSED", note
+        )
+        results.add(
+            "peers",
+            case,
+            f"{name} fit s",
+            med_t[name],
+            f"<= {base}",
+            "met" if ok_time else "MISSED",
+            f"ratio {med_t[name] / med_t[base]:.2f}",
+        )

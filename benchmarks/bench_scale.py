@@ -40,10 +40,26 @@ class Config:
     d_erm: int
 
 
-FULL = Config(d=32, n_large=2**24, d_narrow=8, n_grid=(1_000_000, 10_000_000, 100_000_000), chunk_bytes=32 * 2**20,
-              memory_limit=2**30, n_erm=1_000_000, d_erm=10)
-TINY = Config(d=32, n_large=2**17, d_narrow=8, n_grid=(100_000, 1_000_000), chunk_bytes=2**20,
-              memory_limit=512 * 2**20, n_erm=20_000, d_erm=10)
+FULL = Config(
+    d=32,
+    n_large=2**24,
+    d_narrow=8,
+    n_grid=(1_000_000, 10_000_000, 100_000_000),
+    chunk_bytes=32 * 2**20,
+    memory_limit=2**30,
+    n_erm=1_000_000,
+    d_erm=10,
+)
+TINY = Config(
+    d=32,
+    n_large=2**17,
+    d_narrow=8,
+    n_grid=(100_000, 1_000_000),
+    chunk_bytes=2**20,
+    memory_limit=512 * 2**20,
+    n_erm=20_000,
+    d_erm=10,
+)
 
 
 def run(results: Results, *, tiny: bool, repeats: int) -> None:
@@ -63,16 +79,27 @@ def run(results: Results, *, tiny: bool, repeats: int) -> None:
         one = _time_pca_ag(cfg, n)
     with _cluster(distributed, 2, cfg):
         two = _time_pca_ag(cfg, n)
-    results.add("scale", f"pca_ag n={n:.0e} d={cfg.d_narrow}, 1 -> 2 workers", "speedup", one / two,
-                "~2 (2 cores)", note=f"1 worker {one:.2f} s, 2 workers {two:.2f} s")
+    results.add(
+        "scale",
+        f"pca_ag n={n:.0e} d={cfg.d_narrow}, 1 -> 2 workers",
+        "speedup",
+        one / two,
+        "~2 (2 cores)",
+        note=f"1 worker {one:.2f} s, 2 workers {two:.2f} s",
+    )
 
 
 class _cluster:
     """A LocalCluster of ``workers`` processes (one thread each, ``cfg.memory_limit`` each) and its client."""
 
     def __init__(self, distributed, workers: int, cfg: Config) -> None:
-        self.cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                memory_limit=cfg.memory_limit, dashboard_address=None)
+        self.cluster = distributed.LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            memory_limit=cfg.memory_limit,
+            dashboard_address=None,
+        )
         self.client = distributed.Client(self.cluster)
 
     def __enter__(self):
@@ -105,17 +132,27 @@ def _throughput(results: Results, client, cfg: Config, repeats: int) -> None:
     total = 2 * cfg.memory_limit
     size = f"{X.nbytes / 2**30:.1f} GiB = {X.nbytes / total:.1f} x the workers' {total / 2**30:.1f} GiB"
     cases = {
-        f"pca_ag d={cfg.d}": ({"ours": lambda: dps.pca_ag(X, 1.0, 1e-6, rng=0),
-                               "floor": lambda: (X.T @ X).compute()}, "dask (X.T @ X).compute()"),
-        f"mean of {x.size:.1e} values": ({"ours": lambda: dps.mean(x, 1.0, bounds=(0, 1), rng=0),
-                                          "floor": lambda: x.sum().compute()}, "dask x.sum().compute()"),
+        f"pca_ag d={cfg.d}": (
+            {"ours": lambda: dps.pca_ag(X, 1.0, 1e-6, rng=0), "floor": lambda: (X.T @ X).compute()},
+            "dask (X.T @ X).compute()",
+        ),
+        f"mean of {x.size:.1e} values": (
+            {"ours": lambda: dps.mean(x, 1.0, bounds=(0, 1), rng=0), "floor": lambda: x.sum().compute()},
+            "dask x.sum().compute()",
+        ),
     }
     for name, (funcs, floor) in cases.items():
         t = interleaved_medians(funcs, repeats=repeats, warmup=0)
         ratio = t["floor"] / t["ours"]
-        results.add("scale", f"{name}, {size}", f"throughput / {floor}", ratio, f">= {THROUGHPUT_TARGET}",
-                    "met" if ratio >= THROUGHPUT_TARGET else "MISSED",
-                    f"dpstats {t['ours']:.2f} s, dask {t['floor']:.2f} s; 2 workers x 1 thread")
+        results.add(
+            "scale",
+            f"{name}, {size}",
+            f"throughput / {floor}",
+            ratio,
+            f">= {THROUGHPUT_TARGET}",
+            "met" if ratio >= THROUGHPUT_TARGET else "MISSED",
+            f"dpstats {t['ours']:.2f} s, dask {t['floor']:.2f} s; 2 workers x 1 thread",
+        )
     sampler = MemorySampler()
     idle = _process_memory(client)
     with sampler.sample("pca_ag", measure="process", interval=0.05):
@@ -126,10 +163,15 @@ def _throughput(results: Results, client, cfg: Config, repeats: int) -> None:
     chunk = cfg.chunk_bytes
     for label, key in (("pca_ag", "pca_ag"), ("dask X.T @ X", "floor")):
         per_worker = (float(peaks[key]) - idle) / 2
-        results.add("scale", f"{label}, peak memory per worker above idle", "chunks", per_worker / chunk,
-                    f"<= {CHUNKS_TARGET:g}" if label == "pca_ag" else "",
-                    ("met" if per_worker / chunk <= CHUNKS_TARGET else "MISSED") if label == "pca_ag" else "",
-                    f"{per_worker / 2**20:.0f} MiB; chunk {chunk / 2**20:.0f} MiB; array {X.nbytes / 2**20:.0f} MiB")
+        results.add(
+            "scale",
+            f"{label}, peak memory per worker above idle",
+            "chunks",
+            per_worker / chunk,
+            f"<= {CHUNKS_TARGET:g}" if label == "pca_ag" else "",
+            ("met" if per_worker / chunk <= CHUNKS_TARGET else "MISSED") if label == "pca_ag" else "",
+            f"{per_worker / 2**20:.0f} MiB; chunk {chunk / 2**20:.0f} MiB; array {X.nbytes / 2**20:.0f} MiB",
+        )
 
 
 def _process_memory(client) -> float:
@@ -150,11 +192,23 @@ def _per_row(results: Results, cfg: Config) -> None:
     for n in cfg.n_grid:
         seconds = _time_pca_ag(cfg, n)
         costs[n] = seconds / n
-        results.add("scale", f"pca_ag n={n:.0e} d={cfg.d_narrow}, 2 workers", "ns per row", costs[n] * 1e9, "flat",
-                    note=f"{seconds:.2f} s")
+        results.add(
+            "scale",
+            f"pca_ag n={n:.0e} d={cfg.d_narrow}, 2 workers",
+            "ns per row",
+            costs[n] * 1e9,
+            "flat",
+            note=f"{seconds:.2f} s",
+        )
     ratio = costs[cfg.n_grid[-1]] / costs[cfg.n_grid[0]]
-    results.add("scale", f"pca_ag per-row cost n={cfg.n_grid[-1]:.0e} / n={cfg.n_grid[0]:.0e}", "ratio", ratio,
-                f"<= {FLAT_TARGET}", "met" if ratio <= FLAT_TARGET else "MISSED")
+    results.add(
+        "scale",
+        f"pca_ag per-row cost n={cfg.n_grid[-1]:.0e} / n={cfg.n_grid[0]:.0e}",
+        "ratio",
+        ratio,
+        f"<= {FLAT_TARGET}",
+        "met" if ratio <= FLAT_TARGET else "MISSED",
+    )
 
 
 def _logistic_regression(results: Results, cfg: Config) -> None:
@@ -170,10 +224,20 @@ def _logistic_regression(results: Results, cfg: Config) -> None:
         start = time.perf_counter()
         weights[name] = dps.logistic_regression(*data, 1.0, lam=1e-4, rng=3)
         times[name] = time.perf_counter() - start
-    results.add("scale", f"logistic_regression n={n:.0e} d={d}, dask / in memory", "time ratio",
-                times["dask"] / times["memory"], note=f"dask (2 workers, persisted) {times['dask']:.2f} s, "
-                                                      f"NumPy {times['memory']:.2f} s")
+    results.add(
+        "scale",
+        f"logistic_regression n={n:.0e} d={d}, dask / in memory",
+        "time ratio",
+        times["dask"] / times["memory"],
+        note=f"dask (2 workers, persisted) {times['dask']:.2f} s, NumPy {times['memory']:.2f} s",
+    )
     same = bool(np.array_equal(weights["dask"], weights["memory"]))
-    results.add("scale", f"logistic_regression n={n:.0e} d={d}, same seed", "identical weights",
-                "yes" if same else "no", "yes", "met" if same else "MISSED",
-                f"max |difference| {np.abs(weights['dask'] - weights['memory']).max():.3g}")
+    results.add(
+        "scale",
+        f"logistic_regression n={n:.0e} d={d}, same seed",
+        "identical weights",
+        "yes" if same else "no",
+        "yes",
+        "met" if same else "MISSED",
+        f"max |difference| {np.abs(weights['dask'] - weights['memory']).max():.3g}",
+    )

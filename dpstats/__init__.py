@@ -81,8 +81,11 @@ __all__ = [
 
 def __getattr__(name: str):
     if name in _MOVED:
-        warnings.warn(f"dpstats.{name} has moved to dpstats.{_MOVED[name]}; the old name will be removed in the "
-                      "next release", DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            f"dpstats.{name} has moved to dpstats.{_MOVED[name]}; the old name will be removed in the next release",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return import_module(f".{_MOVED[name]}", __name__)
     if name in _LAZY:
         module = import_module(f".{_LAZY[name]}", __name__)

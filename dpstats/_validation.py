@@ -101,9 +101,7 @@ def check_bounds(bounds, name: str = "bounds") -> tuple[np.ndarray, np.ndarray]:
     shape of one record (for example one value per column).
     """
     if bounds is None:
-        raise ParameterError(
-            f"{name} is required: pass (lower, upper) chosen without looking at the data"
-        )
+        raise ParameterError(f"{name} is required: pass (lower, upper) chosen without looking at the data")
     try:
         lower, upper = bounds
         lower = np.asarray(lower, dtype=np.float64)
@@ -111,9 +109,7 @@ def check_bounds(bounds, name: str = "bounds") -> tuple[np.ndarray, np.ndarray]:
     except (TypeError, ValueError) as err:
         raise ParameterError(f"{name} must be a pair (lower, upper); got {bounds!r}") from err
     if not (np.isfinite(lower).all() and np.isfinite(upper).all()) or not (lower < upper).all():
-        raise ParameterError(
-            f"{name} must be finite with lower < upper; got ({lower.tolist()}, {upper.tolist()})"
-        )
+        raise ParameterError(f"{name} must be finite with lower < upper; got ({lower.tolist()}, {upper.tolist()})")
     with np.errstate(over="ignore"):
         width = upper - lower
     if not np.isfinite(width).all():

@@ -76,9 +76,17 @@ def _log_ratio(numerator: float, denominator: float) -> float:
     return math.log(numerator / denominator)
 
 
-def audit(mechanism: Callable[[object, np.random.Generator], object], data, neighbour,
-          event: Callable[[object], bool], *, n_runs: int = 10_000, delta: float = 0.0,
-          alpha: float = 0.05, rng=None) -> AuditResult:
+def audit(
+    mechanism: Callable[[object, np.random.Generator], object],
+    data,
+    neighbour,
+    event: Callable[[object], bool],
+    *,
+    n_runs: int = 10_000,
+    delta: float = 0.0,
+    alpha: float = 0.05,
+    rng=None,
+) -> AuditResult:
     """Estimate a lower bound on ε from two neighbouring datasets and an output event.
 
     Parameters
@@ -174,8 +182,11 @@ def float_laplace_support(outputs, value: float, scale: float) -> np.ndarray:
     for shift in range(-4, 5):
         U = np.clip(k0 + shift, 1, 2.0**53 - 1) * 2.0**-53
         upper = U >= 0.5
-        z = np.where(upper, 0.0 - scale * log(np.where(upper, 2.0 - U - U, 1.0)).astype(np.float64),
-                     0.0 + scale * log(np.where(upper, 1.0, U + U)).astype(np.float64))
+        z = np.where(
+            upper,
+            0.0 - scale * log(np.where(upper, 2.0 - U - U, 1.0)).astype(np.float64),
+            0.0 + scale * log(np.where(upper, 1.0, U + U)).astype(np.float64),
+        )
         possible |= (value + z) == y
     return possible.reshape(np.shape(outputs))
 
@@ -189,6 +200,7 @@ def low_bit_distance(a, b, bits: int = 8) -> float:
     (:mod:`dpstats.noise.release`) have no data-dependent low bits: the
     distance is only sampling error.
     """
+
     def histogram(x):
         mantissa = np.asarray(x, dtype=np.float64).ravel().view(np.uint64) & np.uint64((1 << bits) - 1)
         return np.bincount(mantissa.astype(np.int64), minlength=1 << bits) / mantissa.size

@@ -221,8 +221,9 @@ def _sweep(A, V, N0, C, M, rng) -> None:
         _drop_direction(v, N0, C, z, mu, E)
 
 
-def _drop_direction(first: np.ndarray, rest: np.ndarray, C: np.ndarray, z: np.ndarray, mu: np.ndarray,
-                    E: np.ndarray) -> None:
+def _drop_direction(
+    first: np.ndarray, rest: np.ndarray, C: np.ndarray, z: np.ndarray, mu: np.ndarray, E: np.ndarray
+) -> None:
     """For the basis N = [first, rest] and M = NᵀAN = E diag(mu) Eᵀ (with C its lower-right block), make ``rest``
     a basis of the complement of N z within span(N) and C its NᵀAN, in place.
 

@@ -118,8 +118,20 @@ def default_ridge(sigma: float, D: int) -> float:
     return 2.0 * sigma * math.sqrt(D)
 
 
-def cca(X, Y, k: int, epsilon: float, delta: float, *, calibration: str = "analytic", ridge: float | None = None,
-        clip: bool = False, rng=None, accountant: Accountant | None = None, noise: str = "exact") -> CCAResult:
+def cca(
+    X,
+    Y,
+    k: int,
+    epsilon: float,
+    delta: float,
+    *,
+    calibration: str = "analytic",
+    ridge: float | None = None,
+    clip: bool = False,
+    rng=None,
+    accountant: Accountant | None = None,
+    noise: str = "exact",
+) -> CCAResult:
     """Differentially private CCA: Analyze-Gauss noise on the joint second-moment matrix ((ε, δ)-DP).
 
     Algorithm (Imtiaz & Sarwate, DP-CCA poster, "Algorithm: Differentially-private
@@ -238,12 +250,21 @@ def cca(X, Y, k: int, epsilon: float, delta: float, *, calibration: str = "analy
         statistic, slack = Statistic(gram.values[upper], gram.grid), gram.slack * float(gram.grid)
     else:
         statistic, slack = Statistic(float_gram(Z)[upper]), 0.0
-    calibrated = make_noise(epsilon=epsilon, delta=delta, sensitivity=sensitivity, changed=upper[0].size,
-                            unit=statistic.unit, slack=slack, noise=noise, calibration=calibration)
+    calibrated = make_noise(
+        epsilon=epsilon,
+        delta=delta,
+        sensitivity=sensitivity,
+        changed=upper[0].size,
+        unit=statistic.unit,
+        slack=slack,
+        noise=noise,
+        calibration=calibration,
+    )
     sigma = calibrated.noise_scale / n
     ridge = default_ridge(sigma, D) if ridge is None else ridge
-    charge(accountant, "cca", [calibrated.event],
-           note=f"{calibration} Gaussian, sigma={sigma:.3g}; {describe_source(rng)}")
+    charge(
+        accountant, "cca", [calibrated.event], note=f"{calibration} Gaussian, sigma={sigma:.3g}; {describe_source(rng)}"
+    )
     C = symmetric_from_upper(calibrated.apply(statistic, rng), D) / n
     U, V, corr = canonical_correlations(C, dx, k, ridge)
     return CCAResult(U, V, corr, C, epsilon, delta, sigma, calibration, ridge, n)

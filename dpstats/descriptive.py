@@ -92,7 +92,7 @@ def _records(x, bounds, axis, clip: bool, *, squares: bool):
         if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or axis not in range(-x.ndim, x.ndim):
             raise ParameterError(f"axis must be None or an integer in [{-x.ndim}, {x.ndim - 1}]; got {axis!r}")
         axis = int(axis) % x.ndim
-        out_shape = x.shape[:axis] + x.shape[axis + 1:]
+        out_shape = x.shape[:axis] + x.shape[axis + 1 :]
         n = x.shape[axis]
     if n < 1 or math.prod(x.shape) == 0:
         raise DataValidationError(f"x must hold at least one record; got shape {x.shape}")
@@ -107,8 +107,19 @@ def _records(x, bounds, axis, clip: bool, *, squares: bool):
     return bounded_sums(x, lower, upper, axis=None if x.ndim == 1 else axis, clip=clip, squares=squares), table
 
 
-def _release(mechanism: str, statistic: Statistic, per_coordinate, epsilon: float, delta: float, *,
-             rng, accountant, noise: str, weights=None, table=None):
+def _release(
+    mechanism: str,
+    statistic: Statistic,
+    per_coordinate,
+    epsilon: float,
+    delta: float,
+    *,
+    rng,
+    accountant,
+    noise: str,
+    weights=None,
+    table=None,
+):
     """Calibrate from the per-coordinate sensitivities (exact Fractions), charge, then add the noise.
 
     Without ``weights`` the coordinates are one release with the vector's L1
@@ -123,19 +134,39 @@ def _release(mechanism: str, statistic: Statistic, per_coordinate, epsilon: floa
     except OverflowError as err:
         raise ParameterError("bounds are too wide: the sensitivity overflows a float; rescale the data") from err
     if weights is not None:
-        return _release_weighted(mechanism, statistic, per_coordinate, epsilon, delta, check_weights(
-            weights, shape, table).reshape(-1), rng=rng, accountant=accountant, noise=noise)
+        return _release_weighted(
+            mechanism,
+            statistic,
+            per_coordinate,
+            epsilon,
+            delta,
+            check_weights(weights, shape, table).reshape(-1),
+            rng=rng,
+            accountant=accountant,
+            noise=noise,
+        )
     changed = len(per_coordinate)
     _warn_if_dominated(np.array([float(v) for v in per_coordinate]), sensitivity, shape, table)
-    calibrated = make_noise(epsilon=epsilon, delta=delta, sensitivity=sensitivity, changed=changed,
-                            unit=statistic.unit, noise=noise)
+    calibrated = make_noise(
+        epsilon=epsilon, delta=delta, sensitivity=sensitivity, changed=changed, unit=statistic.unit, noise=noise
+    )
     charge(accountant, mechanism, [calibrated.event], note=describe_source(rng))
     noisy = calibrated.apply(statistic, rng)
     return float(noisy) if np.ndim(noisy) == 0 else noisy
 
 
-def _release_weighted(mechanism: str, statistic: Statistic, per_coordinate: list, epsilon: float,
-                      delta: float, weights: np.ndarray, *, rng, accountant, noise: str):
+def _release_weighted(
+    mechanism: str,
+    statistic: Statistic,
+    per_coordinate: list,
+    epsilon: float,
+    delta: float,
+    weights: np.ndarray,
+    *,
+    rng,
+    accountant,
+    noise: str,
+):
     """One release per coordinate, with its share of (ε, δ); every event is charged before any noise is drawn."""
     shape = np.shape(statistic.values)
     epsilons = split_weighted(epsilon, weights)
@@ -144,10 +175,16 @@ def _release_weighted(mechanism: str, statistic: Statistic, per_coordinate: list
         check_epsilon(share, f"epsilon share of coordinate {j} (epsilon * weight / sum of weights)")
     values = np.asarray(statistic.values, dtype=object).reshape(-1)
     units = np.broadcast_to(np.asarray(statistic.unit, dtype=object), shape).reshape(-1)
-    noises = [make_noise(epsilon=e, delta=d, sensitivity=l1_up([s]), changed=1, unit=u, noise=noise)
-              for e, d, s, u in zip(epsilons, deltas, per_coordinate, units, strict=True)]
-    charge(accountant, mechanism, [n.event for n in noises],
-           note=f"{len(noises)} coordinates released separately, budget split by weights; {describe_source(rng)}")
+    noises = [
+        make_noise(epsilon=e, delta=d, sensitivity=l1_up([s]), changed=1, unit=u, noise=noise)
+        for e, d, s, u in zip(epsilons, deltas, per_coordinate, units, strict=True)
+    ]
+    charge(
+        accountant,
+        mechanism,
+        [n.event for n in noises],
+        note=f"{len(noises)} coordinates released separately, budget split by weights; {describe_source(rng)}",
+    )
     noisy = [float(n.apply(Statistic(v, u), rng)) for n, v, u in zip(noises, values, units, strict=True)]
     return noisy[0] if shape == () else np.asarray(noisy).reshape(shape)
 
@@ -170,7 +207,9 @@ def _warn_if_dominated(per_coordinate: np.ndarray, sensitivity: float, shape, ta
         f"({small:.4g}): the whole vector is calibrated to sensitivity {sensitivity:.4g}, so column {name(narrow)} "
         f"gets {sensitivity / small:.3g} times the noise it would get alone. Pass weights= (one per column) to give "
         "each column its own share of epsilon",
-        MixedScalesWarning, stacklevel=4)
+        MixedScalesWarning,
+        stacklevel=4,
+    )
 
 
 def _per_record(unit, transform):
@@ -180,8 +219,19 @@ def _per_record(unit, transform):
     return np.frompyfunc(transform, 1, 1)(unit)
 
 
-def mean(x, epsilon: float, delta: float = 0.0, *, bounds, axis: int | None = None, weights=None,
-         clip: bool = False, rng=None, accountant: Accountant | None = None, noise: str = "exact"):
+def mean(
+    x,
+    epsilon: float,
+    delta: float = 0.0,
+    *,
+    bounds,
+    axis: int | None = None,
+    weights=None,
+    clip: bool = False,
+    rng=None,
+    accountant: Accountant | None = None,
+    noise: str = "exact",
+):
     """Differentially private mean of bounded data.
 
     Sensitivity (replace one record, n public): every value lies in
@@ -261,13 +311,34 @@ def mean(x, epsilon: float, delta: float = 0.0, *, bounds, axis: int | None = No
     n = sums.n
     unit = _per_record(sums.unit, lambda h: h / n)
     per_coordinate = (sums.q_upper - sums.q_lower).astype(object) * np.asarray(sums.unit, dtype=object) / n
-    noisy = _release("mean", Statistic(sums.sums, unit), per_coordinate, epsilon, delta, rng=rng,
-                     accountant=accountant, noise=noise, weights=weights, table=table)
+    noisy = _release(
+        "mean",
+        Statistic(sums.sums, unit),
+        per_coordinate,
+        epsilon,
+        delta,
+        rng=rng,
+        accountant=accountant,
+        noise=noise,
+        weights=weights,
+        table=table,
+    )
     return noisy if table is None else table.per_column_result(noisy)
 
 
-def variance(x, epsilon: float, delta: float = 0.0, *, bounds, axis: int | None = None, weights=None,
-             clip: bool = False, rng=None, accountant: Accountant | None = None, noise: str = "exact"):
+def variance(
+    x,
+    epsilon: float,
+    delta: float = 0.0,
+    *,
+    bounds,
+    axis: int | None = None,
+    weights=None,
+    clip: bool = False,
+    rng=None,
+    accountant: Accountant | None = None,
+    noise: str = "exact",
+):
     """Differentially private population variance (ddof = 0) of bounded data.
 
     Sensitivity (replace one record, n public, values in [lo, hi]). Write the
@@ -322,14 +393,35 @@ def variance(x, epsilon: float, delta: float = 0.0, *, bounds, axis: int | None 
     unit = _per_record(sums.unit, lambda h: h * h / (n * n))
     h = np.asarray(sums.unit, dtype=object)
     per_coordinate = (n - 1) * ((sums.q_upper - sums.q_lower).astype(object) * h) ** 2 / (n * n)
-    noisy = _release("variance", Statistic(scaled, unit), per_coordinate, epsilon, delta, rng=rng,
-                     accountant=accountant, noise=noise, weights=weights, table=table)
+    noisy = _release(
+        "variance",
+        Statistic(scaled, unit),
+        per_coordinate,
+        epsilon,
+        delta,
+        rng=rng,
+        accountant=accountant,
+        noise=noise,
+        weights=weights,
+        table=table,
+    )
     return noisy if table is None else table.per_column_result(noisy)
 
 
-def histogram(x, epsilon: float, delta: float = 0.0, *, bins: int = 10, range=None,  # noqa: A002
-              categories=None, other=None, clip: bool = False, rng=None, accountant: Accountant | None = None,
-              noise: str = "exact"):
+def histogram(
+    x,
+    epsilon: float,
+    delta: float = 0.0,
+    *,
+    bins: int = 10,
+    range=None,  # noqa: A002
+    categories=None,
+    other=None,
+    clip: bool = False,
+    rng=None,
+    accountant: Accountant | None = None,
+    noise: str = "exact",
+):
     """Differentially private histogram: public equal-width bins, or counts over a public list of categories.
 
     The edges come only from ``range`` and ``bins`` (never from the data's
@@ -393,11 +485,14 @@ def histogram(x, epsilon: float, delta: float = 0.0, *, bins: int = 10, range=No
     if categories is not None or other is not None:
         if range is not None:
             raise ParameterError("pass either range (numeric bins) or categories (labels), not both")
-        return _categorical(x, epsilon, delta, check_categories(categories, other), other, rng=rng,
-                            accountant=accountant, noise=noise)
+        return _categorical(
+            x, epsilon, delta, check_categories(categories, other), other, rng=rng, accountant=accountant, noise=noise
+        )
     if range is None:
-        raise ParameterError("range is required for a numeric histogram: pass (lower, upper) chosen without looking "
-                             "at the data (or categories=[...] to count labels)")
+        raise ParameterError(
+            "range is required for a numeric histogram: pass (lower, upper) chosen without looking "
+            "at the data (or categories=[...] to count labels)"
+        )
     bins = check_int(bins, "bins")
     lower, upper = check_bounds(range, "range")
     if lower.ndim or upper.ndim:
@@ -412,8 +507,16 @@ def histogram(x, epsilon: float, delta: float = 0.0, *, bins: int = 10, range=No
 
 def _count_release(counts: np.ndarray, epsilon: float, delta: float, *, rng, accountant, noise: str) -> np.ndarray:
     """Noisy counts. Replacing a record moves one count down and another up: L1 = 2, L2 = √2, two coordinates."""
-    return _release("histogram", Statistic(counts.astype(np.int64), Fraction(1)), np.ones(2), epsilon, delta,
-                    rng=rng, accountant=accountant, noise=noise)
+    return _release(
+        "histogram",
+        Statistic(counts.astype(np.int64), Fraction(1)),
+        np.ones(2),
+        epsilon,
+        delta,
+        rng=rng,
+        accountant=accountant,
+        noise=noise,
+    )
 
 
 def _categorical(x, epsilon: float, delta: float, categories: list, other, *, rng, accountant, noise: str):
@@ -427,7 +530,8 @@ def _categorical(x, epsilon: float, delta: float, categories: list, other, *, rn
         if other is None:
             raise OutOfBoundsError(
                 f"x has {int(outside.sum())} value(s) that are not in the public categories (missing values count "
-                "as outside); add them to categories, or pass other='other' to count them in a bin of their own")
+                "as outside); add them to categories, or pass other='other' to count them in a bin of their own"
+            )
         codes = np.where(outside, len(categories), codes)
     names = categories if other is None else [*categories, other]
     counts = np.bincount(codes, minlength=len(names))

@@ -169,8 +169,9 @@ class _Huber(_Loss):
         return np.where(np.abs(1.0 - z) < self.h, 1.0 / (2.0 * self.h), 0.0)
 
 
-def objective_perturbation_parameters(n: int, lam: float, epsilon: float, c: float, *,
-                                      norm_bound: float = 1.0) -> tuple[float, float]:
+def objective_perturbation_parameters(
+    n: int, lam: float, epsilon: float, c: float, *, norm_bound: float = 1.0
+) -> tuple[float, float]:
     """ε′ and Δ of CMS 2011, Algorithm 2, steps 1–2.
 
     With rows of norm up to R = ``norm_bound`` instead of 1, the loss of one
@@ -294,7 +295,7 @@ class _Rows:
 
 def _per_block(fn, rows: int, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     """``fn`` of each block of ``rows`` rows of a chunk that starts on a block boundary, concatenated."""
-    return np.concatenate([fn(X[a:a + rows], y[a:a + rows]) for a in range(0, X.shape[0], rows)])
+    return np.concatenate([fn(X[a : a + rows], y[a : a + rows]) for a in range(0, X.shape[0], rows)])
 
 
 def _as_rows(X, y) -> _Rows:
@@ -387,9 +388,19 @@ def _solve(X, y, loss: _Loss, reg: float, linear: np.ndarray | None, tol: float,
     for _ in range(2):
         fun = _objective(data, None, loss, reg, lin, anchor=f)
         target = max(tol - _gradient_error(data.shape, f, reg, lin, loss.c), tol / 2.0)
-        res = minimize(_in_scaled_coordinates(fun, scale), f * scale, jac=True, method="L-BFGS-B",
-                       options={"maxiter": max_iter, "ftol": 0.0, "gtol": target / (math.sqrt(d) * scale.max()),
-                                "maxcor": 20, "maxls": 4})
+        res = minimize(
+            _in_scaled_coordinates(fun, scale),
+            f * scale,
+            jac=True,
+            method="L-BFGS-B",
+            options={
+                "maxiter": max_iter,
+                "ftol": 0.0,
+                "gtol": target / (math.sqrt(d) * scale.max()),
+                "maxcor": 20,
+                "maxls": 4,
+            },
+        )
         f, grad = res.x / scale, fun(res.x / scale)[1]
         if certified(f, grad):
             break
@@ -425,8 +436,11 @@ def _gradient_error(shape: tuple[int, int], f: np.ndarray, reg: float, lin: np.n
     bound = math.sqrt(norm_bound_squared(d))
     norm_f = float(np.linalg.norm(f))
     per_coordinate = (rows + blocks + 6) * UNIT_ROUNDOFF * bound * 1.01
-    return (math.sqrt(d) * per_coordinate + c * gamma(d + 1) * bound * bound * norm_f * 1.01
-            + 3 * UNIT_ROUNDOFF * (reg * norm_f + float(np.linalg.norm(lin))))
+    return (
+        math.sqrt(d) * per_coordinate
+        + c * gamma(d + 1) * bound * bound * norm_f * 1.01
+        + 3 * UNIT_ROUNDOFF * (reg * norm_f + float(np.linalg.norm(lin)))
+    )
 
 
 def _in_scaled_coordinates(fun, scale: np.ndarray):
@@ -458,8 +472,9 @@ def _newton_polish(data: _Rows, loss, reg, f, grad, certified, fun, max_steps: i
 AMP_SHARE = 1.0 / 128
 
 
-def fit_weights(X, y, epsilon, lam, loss: _Loss, method, rng, accountant, tol, max_iter,
-                noise: str = "exact") -> np.ndarray:
+def fit_weights(
+    X, y, epsilon, lam, loss: _Loss, method, rng, accountant, tol, max_iter, noise: str = "exact"
+) -> np.ndarray:
     """Algorithm 1 or 2: the released weights. Every row (‖x_i‖₂² <= 1 + τ) and label (±1) of the NumPy or dask
     arrays X, y is checked in one pass before anything is charged."""
     epsilon, lam = check_epsilon(epsilon), check_positive(lam, "lam")
@@ -477,8 +492,12 @@ def fit_weights(X, y, epsilon, lam, loss: _Loss, method, rng, accountant, tol, m
         sensitivity = 2.0 * bound / (n * lam) + 2.0 * tol / lam
         grid = output_grid(sensitivity, d, noise)
         f = _solve(data, None, loss, lam, None, tol, max_iter)  # non-private, not released
-        charge(accountant, mechanism, [PureDP(epsilon)],
-               note=f"CMS 2011 Algorithm 1, sensitivity 2R/(n lam) + 2 tol/lam; {floating}")
+        charge(
+            accountant,
+            mechanism,
+            [PureDP(epsilon)],
+            note=f"CMS 2011 Algorithm 1, sensitivity 2R/(n lam) + 2 tol/lam; {floating}",
+        )
         return _gridded_release(f, _covered(sensitivity, grid, d), epsilon, grid, rng)
     eps_output = epsilon * AMP_SHARE
     eps_objective = epsilon - eps_output
@@ -487,9 +506,13 @@ def fit_weights(X, y, epsilon, lam, loss: _Loss, method, rng, accountant, tol, m
     eps_prime, Delta = objective_perturbation_parameters(n, lam, eps_objective, loss.c, norm_bound=bound)
     distance = 2.0 * tol / (lam + Delta)
     grid = output_grid(distance, d, noise)
-    charge(accountant, mechanism, [PureDP(eps_objective), PureDP(eps_output)],
-           note=f"CMS 2011 Algorithm 2 at eps={eps_objective:.6g} (eps'={eps_prime:.4g}, Delta={Delta:.4g}); "
-                f"approximate-minimiser output noise at eps={eps_output:.4g}; {floating}")
+    charge(
+        accountant,
+        mechanism,
+        [PureDP(eps_objective), PureDP(eps_output)],
+        note=f"CMS 2011 Algorithm 2 at eps={eps_objective:.6g} (eps'={eps_prime:.4g}, Delta={Delta:.4g}); "
+        f"approximate-minimiser output noise at eps={eps_output:.4g}; {floating}",
+    )
     b = sample_gamma_norm_vector(d, eps_prime / (2.0 * bound), rng)
     f = _solve(data, None, loss, lam + Delta, b, tol, max_iter)
     return _gridded_release(f, _covered(distance, grid, d), eps_output, grid, rng)
@@ -519,9 +542,21 @@ def huber(h: float) -> _Huber:
 LOGISTIC = _Logistic("logistic_regression", 0.25)
 
 
-def svm(X, y, epsilon: float, *, lam: float, h: float = 0.5, method: str = "objective", clip: bool = False,
-        rng=None, accountant: Accountant | None = None, tol: float = DEFAULT_TOL,
-        max_iter: int = DEFAULT_MAX_ITER, noise: str = "exact") -> np.ndarray:
+def svm(
+    X,
+    y,
+    epsilon: float,
+    *,
+    lam: float,
+    h: float = 0.5,
+    method: str = "objective",
+    clip: bool = False,
+    rng=None,
+    accountant: Accountant | None = None,
+    tol: float = DEFAULT_TOL,
+    max_iter: int = DEFAULT_MAX_ITER,
+    noise: str = "exact",
+) -> np.ndarray:
     """Differentially private linear SVM with the Huber loss (CMS 2011, Algorithms 1 and 2).
 
     Minimises ``(1/n) Σ ℓ_h(y_i fᵀx_i) + (λ/2)‖f‖²`` with the Huber loss ℓ_h of
@@ -596,9 +631,20 @@ def svm(X, y, epsilon: float, *, lam: float, h: float = 0.5, method: str = "obje
     return fit_weights(*_check_data(X, y, clip), epsilon, lam, loss, method, rng, accountant, tol, max_iter, noise)
 
 
-def logistic_regression(X, y, epsilon: float, *, lam: float, method: str = "objective", clip: bool = False,
-                        rng=None, accountant: Accountant | None = None, tol: float = DEFAULT_TOL,
-                        max_iter: int = DEFAULT_MAX_ITER, noise: str = "exact") -> np.ndarray:
+def logistic_regression(
+    X,
+    y,
+    epsilon: float,
+    *,
+    lam: float,
+    method: str = "objective",
+    clip: bool = False,
+    rng=None,
+    accountant: Accountant | None = None,
+    tol: float = DEFAULT_TOL,
+    max_iter: int = DEFAULT_MAX_ITER,
+    noise: str = "exact",
+) -> np.ndarray:
     """Differentially private L2-regularised logistic regression (CMS 2011, Algorithms 1 and 2).
 
     Minimises ``(1/n) Σ ln(1 + exp(−y_i fᵀx_i)) + (λ/2)‖f‖²`` privately. The

@@ -93,8 +93,9 @@ class _SharedAccountantMixin:
         random_state = params.pop("random_state")
         if isinstance(random_state, np.random.Generator):
             random_state = independent_generator(random_state)
-        return type(self)(accountant=accountant, random_state=random_state,
-                          **{k: clone(v, safe=False) for k, v in params.items()})
+        return type(self)(
+            accountant=accountant, random_state=random_state, **{k: clone(v, safe=False) for k, v in params.items()}
+        )
 
     def __getstate__(self):
         if isinstance(getattr(self, "random_state", None), np.random.Generator):
@@ -125,8 +126,10 @@ def _input(estimator, X):
         return validate_data(estimator, X, dtype=np.float64, reset=False)
     X = as_array(X, "X", ndim=(2,))
     if X.shape[1] != estimator.n_features_in_:
-        raise ValueError(f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
-                         f"{estimator.n_features_in_} features as input")
+        raise ValueError(
+            f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
+            f"{estimator.n_features_in_} features as input"
+        )
     return X
 
 
@@ -174,9 +177,17 @@ class DPPCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
     (500, 2)
     """
 
-    def __init__(self, n_components=None, *, mechanism="ag", epsilon=1.0, delta=DEFAULT_DELTA, clip=False,
-                 accountant=None,
-                 random_state=None):
+    def __init__(
+        self,
+        n_components=None,
+        *,
+        mechanism="ag",
+        epsilon=1.0,
+        delta=DEFAULT_DELTA,
+        clip=False,
+        accountant=None,
+        random_state=None,
+    ):
         self.n_components = n_components
         self.mechanism = mechanism
         self.epsilon = epsilon
@@ -189,8 +200,16 @@ class DPPCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         """Fit the private subspace; ``y`` is ignored. Returns ``self``."""
         X = _fit_input(self, X)
         k = X.shape[1] if self.n_components is None else self.n_components
-        V = pca(X, k, mechanism=self.mechanism, epsilon=self.epsilon, delta=self.delta,
-                rng=check_rng(self.random_state), accountant=self.accountant, clip=self.clip)
+        V = pca(
+            X,
+            k,
+            mechanism=self.mechanism,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            rng=check_rng(self.random_state),
+            accountant=self.accountant,
+            clip=self.clip,
+        )
         self.components_ = V.T
         self.n_components_ = V.shape[1]
         self._n_features_out = self.n_components_  # names "dppca0", ... for get_feature_names_out
@@ -255,9 +274,18 @@ class DPCCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
     >>> xs, ys = DPCCA(1, random_state=0).fit(X, Y).transform(X, Y)
     """
 
-    def __init__(self, n_components=1, *, epsilon=1.0, delta=DEFAULT_DELTA, calibration="analytic", ridge=None,
-                 clip=False,
-                 accountant=None, random_state=None):
+    def __init__(
+        self,
+        n_components=1,
+        *,
+        epsilon=1.0,
+        delta=DEFAULT_DELTA,
+        calibration="analytic",
+        ridge=None,
+        clip=False,
+        accountant=None,
+        random_state=None,
+    ):
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta
@@ -276,8 +304,18 @@ class DPCCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         else:
             X, Y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True)
         Y = Y.reshape(-1, 1) if Y.ndim == 1 else Y
-        res = cca(X, Y, self.n_components, self.epsilon, self.delta, calibration=self.calibration,
-                  ridge=self.ridge, clip=self.clip, rng=check_rng(self.random_state), accountant=self.accountant)
+        res = cca(
+            X,
+            Y,
+            self.n_components,
+            self.epsilon,
+            self.delta,
+            calibration=self.calibration,
+            ridge=self.ridge,
+            clip=self.clip,
+            rng=check_rng(self.random_state),
+            accountant=self.accountant,
+        )
         self.x_weights_, self.y_weights_, self.correlations_, self.result_ = res.U, res.V, res.correlations, res
         self._n_features_out = self.x_weights_.shape[1]  # names "dpcca0", ... of the X scores
         return self
@@ -293,12 +331,17 @@ class DPCCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         X = _input(self, X)
         if y is None:
             return X @ self.x_weights_
-        Y = as_array(y, "y", ndim=(1, 2)) if engine_of(y).LAZY else check_array(y, dtype=np.float64, ensure_2d=False,
-                                                                                   input_name="y")
+        Y = (
+            as_array(y, "y", ndim=(1, 2))
+            if engine_of(y).LAZY
+            else check_array(y, dtype=np.float64, ensure_2d=False, input_name="y")
+        )
         Y = Y.reshape(-1, 1) if Y.ndim == 1 else Y
         if Y.shape != (X.shape[0], self.y_weights_.shape[0]):
-            raise ValueError(f"y must have shape ({X.shape[0]}, {self.y_weights_.shape[0]}) (the rows of X, the "
-                             f"columns of the y seen in fit); got {Y.shape}")
+            raise ValueError(
+                f"y must have shape ({X.shape[0]}, {self.y_weights_.shape[0]}) (the rows of X, the "
+                f"columns of the y seen in fit); got {Y.shape}"
+            )
         return X @ self.x_weights_, Y @ self.y_weights_
 
     def __sklearn_tags__(self):
@@ -326,9 +369,11 @@ def _check_classes(classes, owner: str) -> np.ndarray:
     values = np.unique(np.asarray(classes))
     if values.ndim != 1 or values.size != 2:
         # "Only binary classification is supported." is the phrase scikit-learn's checks look for.
-        raise ValueError(f"Only binary classification is supported: classes must hold exactly two distinct labels; "
-                         f"got {classes!r}. For more classes, wrap the estimator in "
-                         "sklearn.multiclass.OneVsRestClassifier (each of the K fits spends epsilon)")
+        raise ValueError(
+            f"Only binary classification is supported: classes must hold exactly two distinct labels; "
+            f"got {classes!r}. For more classes, wrap the estimator in "
+            "sklearn.multiclass.OneVsRestClassifier (each of the K fits spends epsilon)"
+        )
     return values
 
 
@@ -345,9 +390,11 @@ class _DPLinearClassifier(_SharedAccountantMixin, ClassifierMixin, BaseEstimator
         unknown = ~np.isin(y, classes)
         if unknown.any():
             # "Only binary classification is supported." is the phrase scikit-learn's checks look for.
-            raise ValueError(f"Only binary classification is supported: y holds {int(unknown.sum())} label(s) that "
-                             f"are not in classes={classes.tolist()}; every label must be one of the two public "
-                             "classes (validated before anything is charged)")
+            raise ValueError(
+                f"Only binary classification is supported: y holds {int(unknown.sum())} label(s) that "
+                f"are not in classes={classes.tolist()}; every label must be one of the two public "
+                "classes (validated before anything is charged)"
+            )
         X = check_row_norms(X, "X", clip=self.clip)
         labels = np.where(y == classes[1], 1.0, -1.0)
         Z = _with_intercept_column(X) if self.fit_intercept else X
@@ -365,8 +412,19 @@ class _DPLinearClassifier(_SharedAccountantMixin, ClassifierMixin, BaseEstimator
         return self._fit_labels(Z, labels, classes)
 
     def _fit_labels(self, Z, labels, classes):
-        f = fit_weights(Z, labels, self.epsilon, self.lam, self._loss(), self.method, check_rng(self.random_state),
-                 self.accountant, self.tol, self.max_iter, self.noise)
+        f = fit_weights(
+            Z,
+            labels,
+            self.epsilon,
+            self.lam,
+            self._loss(),
+            self.method,
+            check_rng(self.random_state),
+            self.accountant,
+            self.tol,
+            self.max_iter,
+            self.noise,
+        )
         self.classes_ = classes
         if self.fit_intercept:
             f = f / math.sqrt(2.0)
@@ -458,8 +516,21 @@ class DPLogisticRegression(_DPLinearClassifier):
     ['no', 'yes']
     """
 
-    def __init__(self, *, classes=None, epsilon=1.0, lam=0.01, method="objective", fit_intercept=True, clip=False,
-                 accountant=None, random_state=None, tol=DEFAULT_TOL, max_iter=DEFAULT_MAX_ITER, noise="exact"):
+    def __init__(
+        self,
+        *,
+        classes=None,
+        epsilon=1.0,
+        lam=0.01,
+        method="objective",
+        fit_intercept=True,
+        clip=False,
+        accountant=None,
+        random_state=None,
+        tol=DEFAULT_TOL,
+        max_iter=DEFAULT_MAX_ITER,
+        noise="exact",
+    ):
         self.classes = classes
         self.epsilon = epsilon
         self.lam = lam
@@ -526,9 +597,22 @@ class DPLinearSVC(_DPLinearClassifier):
     (3,)
     """
 
-    def __init__(self, *, classes=None, epsilon=1.0, lam=0.01, h=0.5, method="objective", fit_intercept=True,
-                 clip=False, accountant=None, random_state=None, tol=DEFAULT_TOL, max_iter=DEFAULT_MAX_ITER,
-                 noise="exact"):
+    def __init__(
+        self,
+        *,
+        classes=None,
+        epsilon=1.0,
+        lam=0.01,
+        h=0.5,
+        method="objective",
+        fit_intercept=True,
+        clip=False,
+        accountant=None,
+        random_state=None,
+        tol=DEFAULT_TOL,
+        max_iter=DEFAULT_MAX_ITER,
+        noise="exact",
+    ):
         self.classes = classes
         self.epsilon = epsilon
         self.lam = lam

@@ -73,9 +73,20 @@ def _truncated_svd(M: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     return U[:, :k] * s[:k], Vt[:k]
 
 
-def low_rank(A, k: int, epsilon: float, delta: float, *, method: str = "range_finder",
-             oversampling: int | None = None, prune: float | None = None, split: float = 0.5, rng=None,
-             accountant: Accountant | None = None, noise: str = "exact") -> np.ndarray:
+def low_rank(
+    A,
+    k: int,
+    epsilon: float,
+    delta: float,
+    *,
+    method: str = "range_finder",
+    oversampling: int | None = None,
+    prune: float | None = None,
+    split: float = 0.5,
+    rng=None,
+    accountant: Accountant | None = None,
+    noise: str = "exact",
+) -> np.ndarray:
     """Differentially private rank-k approximation of A (Hardt & Roth 2012).
 
     ``method="range_finder"`` (Hardt & Roth, Section 6, algorithm PFP). With
@@ -185,7 +196,8 @@ def low_rank(A, k: int, epsilon: float, delta: float, *, method: str = "range_fi
             raise ParameterError(
                 "low_rank(method='input_perturbation') releases A plus noise, as large as A itself: on a dask array "
                 "use method='range_finder', which reads A in two passes and keeps only m x l and l x n matrices in "
-                "memory")
+                "memory"
+            )
         check_finite(A, "A")
         release = make_noise(epsilon=epsilon, delta=delta, sensitivity=1.0, changed=n, noise=noise)
         charge(accountant, "low_rank", [release.event], note=f"input perturbation; {describe_source(rng)}")
@@ -212,20 +224,40 @@ def low_rank(A, k: int, epsilon: float, delta: float, *, method: str = "range_fi
     column_l1 = float(column_l1.max())
     finder_slack = _float_error_slack(row_l1, _grid(tau, ell, noise), gamma(n) * omega_max, extra=math.sqrt(n))
     r_floor = math.sqrt(ell / m)  # the smallest possible largest row norm of an m × ell orthonormal basis
-    projection_slack = _float_error_slack(column_l1, _grid(r_floor, ell * n, noise), gamma(m) * ORTHONORMAL_MARGIN,
-                                          extra=1.0)
-    finder = make_noise(epsilon=eps1, delta=delta1, sensitivity=tau, changed=ell, slack=finder_slack, noise=noise,
-                        failure=delta1 / 2, grid_bits=_GRID_BITS)
-    charge(accountant, "low_rank", [finder.event, _projection_event(eps2, delta2)],
-           note=f"range finder, l={ell}, split={split:g}; the projection is calibrated after the range finder, from "
-                f"its public output; {describe_source(rng)}")
+    projection_slack = _float_error_slack(
+        column_l1, _grid(r_floor, ell * n, noise), gamma(m) * ORTHONORMAL_MARGIN, extra=1.0
+    )
+    finder = make_noise(
+        epsilon=eps1,
+        delta=delta1,
+        sensitivity=tau,
+        changed=ell,
+        slack=finder_slack,
+        noise=noise,
+        failure=delta1 / 2,
+        grid_bits=_GRID_BITS,
+    )
+    charge(
+        accountant,
+        "low_rank",
+        [finder.event, _projection_event(eps2, delta2)],
+        note=f"range finder, l={ell}, split={split:g}; the projection is calibrated after the range finder, from "
+        f"its public output; {describe_source(rng)}",
+    )
     Q = np.linalg.qr(finder.apply(Statistic(sketch), rng))[0]
     if prune is not None:
         Q[np.abs(Q) > prune] = 0.0
     # Q comes from a floating-point QR (and pruning): its row norms are computed, then rounded up generously.
     r = float(np.sqrt(np.einsum("ij,ij->i", Q, Q).max())) * ORTHONORMAL_MARGIN
-    projection = make_noise(epsilon=eps2, delta=delta2, sensitivity=max(r, r_floor), changed=ell * n,
-                            slack=projection_slack, noise=noise, grid_bits=_GRID_BITS)
+    projection = make_noise(
+        epsilon=eps2,
+        delta=delta2,
+        sensitivity=max(r, r_floor),
+        changed=ell * n,
+        slack=projection_slack,
+        noise=noise,
+        grid_bits=_GRID_BITS,
+    )
     W = projection.apply(Statistic(engine.row_product(Q, A)), rng)
     # Q W has rank <= ell; its best rank-k approximation via the small factor R2 W (Q = Q2 R2).
     Q2, R2 = np.linalg.qr(Q)

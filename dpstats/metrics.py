@@ -73,7 +73,7 @@ def captured_energy(data, V, *, kind: str = "auto") -> float:
     d = A.shape[0]
     V = _orthonormal_columns(V, "V", d)
     k = V.shape[1]
-    top = np.linalg.eigvalsh(A)[d - k:].sum()
+    top = np.linalg.eigvalsh(A)[d - k :].sum()
     if top <= 0:
         raise DataValidationError("the optimal captured energy is 0 (A is zero); the ratio is undefined")
     return float(100.0 * np.trace(V.T @ A @ V) / top)

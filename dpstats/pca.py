@@ -156,9 +156,11 @@ def _no_k(function):
 
     @functools.wraps(function)
     def wrapper(X, *args, **kwargs):
-        hint = ("pca_ag(X, epsilon, delta) takes no k: it returns the noisy d x d second-moment matrix. For the "
-                "top-k components use dps.pca(X, k, epsilon=..., delta=...) (mechanism='ag' by default) or "
-                "dps.top_components(dps.pca_ag(X, epsilon, delta), k)")
+        hint = (
+            "pca_ag(X, epsilon, delta) takes no k: it returns the noisy d x d second-moment matrix. For the "
+            "top-k components use dps.pca(X, k, epsilon=..., delta=...) (mechanism='ag' by default) or "
+            "dps.top_components(dps.pca_ag(X, epsilon, delta), k)"
+        )
         if len(args) > 2:
             raise TypeError(hint)
         delta = args[1] if len(args) == 2 else kwargs.get("delta", 0.5)
@@ -171,8 +173,17 @@ def _no_k(function):
 
 @named_rows("features")
 @_no_k
-def pca_ag(X, epsilon: float, delta: float, *, calibration: str = "analytic", clip: bool = False, rng=None,
-           accountant: Accountant | None = None, noise: str = "exact") -> np.ndarray:
+def pca_ag(
+    X,
+    epsilon: float,
+    delta: float,
+    *,
+    calibration: str = "analytic",
+    clip: bool = False,
+    rng=None,
+    accountant: Accountant | None = None,
+    noise: str = "exact",
+) -> np.ndarray:
     """Analyze Gauss: ``Xᵀ X`` plus a symmetric Gaussian matrix ((ε, δ)-DP).
 
     Follows Dwork, Talwar, Thakurta & Zhang (2014), Algorithm 1: add a symmetric
@@ -257,8 +268,16 @@ def pca_ag(X, epsilon: float, delta: float, *, calibration: str = "analytic", cl
         statistic, slack = Statistic(gram.values[upper], gram.grid), gram.slack * float(gram.grid)
     else:
         statistic, slack = Statistic(float_gram(X)[upper]), 0.0
-    calibrated = make_noise(epsilon=epsilon, delta=delta, sensitivity=sensitivity, changed=entries,
-                            unit=statistic.unit, slack=slack, noise=noise, calibration=calibration)
+    calibrated = make_noise(
+        epsilon=epsilon,
+        delta=delta,
+        sensitivity=sensitivity,
+        changed=entries,
+        unit=statistic.unit,
+        slack=slack,
+        noise=noise,
+        calibration=calibration,
+    )
     charge(accountant, "pca_ag", [calibrated.event], note=f"{calibration} calibration; {describe_source(rng)}")
     return symmetric_from_upper(calibrated.apply(statistic, rng), d)
 
@@ -357,8 +376,9 @@ def _product_error(n: int, d: int) -> float:
     product adds at most γ_d Σ_l |Ã_jl||Y_lk| <= γ_d (n R² + e_A) √d (Higham 2002, eq. (3.13)).
     """
     e_a = float_gram_error(n, d)
-    return math.nextafter((e_a + gamma(d) * (n * norm_bound_squared(d) + e_a)) * math.sqrt(d) * ORTHONORMAL_MARGIN,
-                          math.inf)
+    return math.nextafter(
+        (e_a + gamma(d) * (n * norm_bound_squared(d) + e_a)) * math.sqrt(d) * ORTHONORMAL_MARGIN, math.inf
+    )
 
 
 def _orthonormal(Y: np.ndarray) -> np.ndarray:
@@ -373,8 +393,18 @@ def random_orthonormal(d: int, k: int, rng: np.random.Generator) -> np.ndarray:
 
 
 @named_rows("components")
-def pca_ppm(X, k: int, epsilon: float, delta: float, *, n_iter: int | None = None, clip: bool = False, rng=None,
-            accountant: Accountant | None = None, noise: str = "exact") -> np.ndarray:
+def pca_ppm(
+    X,
+    k: int,
+    epsilon: float,
+    delta: float,
+    *,
+    n_iter: int | None = None,
+    clip: bool = False,
+    rng=None,
+    accountant: Accountant | None = None,
+    noise: str = "exact",
+) -> np.ndarray:
     """Noisy (private) power method of Hardt & Price (2014) for the top-k subspace.
 
     Algorithm (Hardt & Price 2014, Figure 1 with the privacy noise of their
@@ -464,12 +494,14 @@ def pca_ppm(X, k: int, epsilon: float, delta: float, *, n_iter: int | None = Non
     l2, l1 = _ppm_sensitivities(d, k)
     slack = 2.0 * _product_error(n, d)
     if delta > 0:
-        step = make_noise(epsilon=epsilon, delta=delta, sensitivity=l2, changed=d * k, slack=slack, noise=noise,
-                          repeat=L)
+        step = make_noise(
+            epsilon=epsilon, delta=delta, sensitivity=l2, changed=d * k, slack=slack, noise=noise, repeat=L
+        )
         events = [step.event]
     else:
-        step = make_noise(epsilon=split_epsilon(epsilon, L), delta=0.0, sensitivity=l1, changed=d * k, slack=slack,
-                          noise=noise)
+        step = make_noise(
+            epsilon=split_epsilon(epsilon, L), delta=0.0, sensitivity=l1, changed=d * k, slack=slack, noise=noise
+        )
         events = [step.event] * L
     A = float_gram(X)
     charge(accountant, "pca_ppm", events, note=f"{L} noisy iterations; {describe_source(rng)}")
@@ -486,8 +518,17 @@ OUTPUT_BITS = 32
 
 
 @named_rows("components")
-def pca_ppca(X, k: int, epsilon: float, *, sampler: str = "sequential", n_sweeps: int | None = None,
-             clip: bool = False, rng=None, accountant: Accountant | None = None) -> np.ndarray:
+def pca_ppca(
+    X,
+    k: int,
+    epsilon: float,
+    *,
+    sampler: str = "sequential",
+    n_sweeps: int | None = None,
+    clip: bool = False,
+    rng=None,
+    accountant: Accountant | None = None,
+) -> np.ndarray:
     """Exponential-mechanism PCA (PPCA): ε-DP top-k subspace, with a sampler whose guarantee is proven.
 
     The exponential mechanism (McSherry & Talwar 2007) with score
@@ -587,12 +628,21 @@ def pca_ppca(X, k: int, epsilon: float, *, sampler: str = "sequential", n_sweeps
     floating = f"floating-point sampler, output on a 2^-{OUTPUT_BITS} grid; {describe_source(rng)}"
     if sampler == "sequential":
         share = split_epsilon(epsilon, k)
-        charge(accountant, "pca_ppca", [Exponential(share)] * k,
-               note=f"sequential: {k} vector-Bingham rejection draws at epsilon/{k}; {floating}")
+        charge(
+            accountant,
+            "pca_ppca",
+            [Exponential(share)] * k,
+            note=f"sequential: {k} vector-Bingham rejection draws at epsilon/{k}; {floating}",
+        )
         V = sample_sequential_bingham(A * (share / (2.0 * sensitivity)), k, rng=rng)
     else:
-        charge(accountant, "pca_ppca", [Exponential(epsilon)], proven=False,
-               note=f"Gibbs, {n_sweeps} sweeps: the guarantee holds for exact matrix-Bingham samples only; {floating}")
+        charge(
+            accountant,
+            "pca_ppca",
+            [Exponential(epsilon)],
+            proven=False,
+            note=f"Gibbs, {n_sweeps} sweeps: the guarantee holds for exact matrix-Bingham samples only; {floating}",
+        )
         V = sample_matrix_bingham(A * (epsilon / (2.0 * sensitivity)), k, n_sweeps=n_sweeps, rng=rng)
     return _on_output_grid(V)
 
@@ -609,8 +659,17 @@ def _on_output_grid(V: np.ndarray) -> np.ndarray:
 
 
 @named_rows("components")
-def pca(X, k: int, epsilon: float, delta: float = DEFAULT_DELTA, *, mechanism: str = "ag", rng=None,
-        accountant: Accountant | None = None, **options) -> np.ndarray:
+def pca(
+    X,
+    k: int,
+    epsilon: float,
+    delta: float = DEFAULT_DELTA,
+    *,
+    mechanism: str = "ag",
+    rng=None,
+    accountant: Accountant | None = None,
+    **options,
+) -> np.ndarray:
     """Private top-k principal subspace with the chosen mechanism, under one (ε, δ) for every mechanism.
 
     Every mechanism takes the same (ε, δ): the Gaussian ones ("ag", and "ppm"
@@ -668,6 +727,7 @@ def pca(X, k: int, epsilon: float, delta: float = DEFAULT_DELTA, *, mechanism: s
     if mechanism == "sn":
         return top_components(pca_sn(X, epsilon, rng=rng, accountant=accountant, **options), k)
     if delta == 0:
-        raise ParameterError("mechanism='ag' adds Gaussian noise and needs delta > 0; use mechanism='ppca' or 'ppm' "
-                             "for delta = 0")
+        raise ParameterError(
+            "mechanism='ag' adds Gaussian noise and needs delta > 0; use mechanism='ppca' or 'ppm' for delta = 0"
+        )
     return top_components(pca_ag(X, epsilon, delta, rng=rng, accountant=accountant, **options), k)

@@ -139,7 +139,8 @@ class _Grid:
             outside = int(np.count_nonzero((x < self.lower) | (x > self.upper)))
             raise OutOfBoundsError(
                 f"x has {outside} value(s) outside the declared bounds [{self.lower:g}, {self.upper:g}]; fix the "
-                "bounds, or pass clip=True (clipping to public bounds keeps the privacy guarantee)")
+                "bounds, or pass clip=True (clipping to public bounds keeps the privacy guarantee)"
+            )
         low, high = self._warp([self.lower, self.upper])
         cells = np.floor((self._warp(np.clip(x, self.lower, self.upper)) - low) * (self.size / (high - low)))
         return np.sort(np.clip(cells, 0, self.size - 1).astype(np.int64))
@@ -202,8 +203,9 @@ def _log_convolve_lower(kernel: np.ndarray, values: np.ndarray) -> np.ndarray:
         return np.full(values.size, -np.inf)
     size = values.size
     length = 1 << int(2 * size - 1).bit_length()
-    product = np.fft.irfft(np.fft.rfft(np.exp(kernel - top_k), length) * np.fft.rfft(np.exp(values - top_v), length),
-                           length)[:size]
+    product = np.fft.irfft(
+        np.fft.rfft(np.exp(kernel - top_k), length) * np.fft.rfft(np.exp(values - top_v), length), length
+    )[:size]
     with np.errstate(divide="ignore"):
         return np.log(np.maximum(product, 0.0)) + top_k + top_v
 
@@ -253,7 +255,7 @@ def _sample_joint(cells: np.ndarray, levels: np.ndarray, epsilon: float, grid_si
         start = 0 if run == 0 else int(cells[run - 1]) + 1
         # a uniform non-decreasing `size`-tuple of the run's points (stars and bars)
         chosen = np.sort(rng.choice(int(lengths[run]) + size - 1, size=size, replace=False)) - np.arange(size)
-        out[j - size + 1: j + 1] = start + chosen
+        out[j - size + 1 : j + 1] = start + chosen
         j, last, first = j - size, run, False
     return out
 
@@ -268,14 +270,27 @@ def _check_levels(q) -> tuple[np.ndarray, bool]:
         levels = np.atleast_1d(np.asarray(q, dtype=np.float64))
     except (TypeError, ValueError) as err:
         raise ParameterError(f"q must be a number or a 1-D array of numbers in [0, 1]; got {q!r}") from err
-    if levels.ndim != 1 or levels.size == 0 or not (np.isfinite(levels).all() and (levels >= 0).all()
-                                                   and (levels <= 1).all()):
+    if (
+        levels.ndim != 1
+        or levels.size == 0
+        or not (np.isfinite(levels).all() and (levels >= 0).all() and (levels <= 1).all())
+    ):
         raise ParameterError(f"q must be a number or a non-empty 1-D array of numbers in [0, 1]; got {q!r}")
     return levels, scalar
 
 
-def quantile(x, q, epsilon: float, *, bounds, clip: bool = False, grid_size: int = GRID_SIZE, scale: str = "linear",
-             rng=None, accountant: Accountant | None = None):
+def quantile(
+    x,
+    q,
+    epsilon: float,
+    *,
+    bounds,
+    clip: bool = False,
+    grid_size: int = GRID_SIZE,
+    scale: str = "linear",
+    rng=None,
+    accountant: Accountant | None = None,
+):
     """Differentially private quantile(s) of bounded data: the exponential mechanism on a public grid.
 
     One level q: Smith's (2011) exponential mechanism, sampled exactly: ε-DP
@@ -352,10 +367,10 @@ def quantile(x, q, epsilon: float, *, bounds, clip: bool = False, grid_size: int
     grid = _check_grid(bounds, "bounds", grid_size, scale)
     x, table = from_table(x, "x")
     if table is not None and table.columns is not None:
-        raise DataValidationError(f"quantile takes one column; got a DataFrame with columns {list(table.columns)}: "
-                                  "pass x[column]")
-    values = grid.values(_release_indices(check_array(x, "x", ndim=(1,)), levels, epsilon, grid, clip, rng,
-                                          accountant))
+        raise DataValidationError(
+            f"quantile takes one column; got a DataFrame with columns {list(table.columns)}: pass x[column]"
+        )
+    values = grid.values(_release_indices(check_array(x, "x", ndim=(1,)), levels, epsilon, grid, clip, rng, accountant))
     if scalar:
         return float(values[0])
     return values if table is None else table.indexed(values, levels.tolist())
@@ -365,37 +380,61 @@ def _check_grid(bounds, name: str, grid_size, scale) -> _Grid:
     lower, upper = check_bounds(bounds, name)
     if lower.ndim or upper.ndim:
         raise ParameterError(f"{name} must be a pair of scalars (lower, upper); got {bounds!r}")
-    return _Grid(float(lower), float(upper), check_int(grid_size, "grid_size", high=_MAX_GRID_SIZE),
-                 check_choice(scale, "scale", SCALES))
+    return _Grid(
+        float(lower),
+        float(upper),
+        check_int(grid_size, "grid_size", high=_MAX_GRID_SIZE),
+        check_choice(scale, "scale", SCALES),
+    )
 
 
-def _release_indices(x: np.ndarray, levels: np.ndarray, epsilon: float, grid: _Grid, clip: bool, rng,
-                     accountant) -> np.ndarray:
+def _release_indices(
+    x: np.ndarray, levels: np.ndarray, epsilon: float, grid: _Grid, clip: bool, rng, accountant
+) -> np.ndarray:
     """Check x against the grid's bounds, charge, and sample the grid index of every level (in the order given)."""
     return _indices_of_cells(grid.cells(x, clip), levels, epsilon, grid, rng, accountant)
 
 
-def _indices_of_cells(cells: np.ndarray, levels: np.ndarray, epsilon: float, grid: _Grid, rng,
-                      accountant) -> np.ndarray:
+def _indices_of_cells(
+    cells: np.ndarray, levels: np.ndarray, epsilon: float, grid: _Grid, rng, accountant
+) -> np.ndarray:
     """Charge, and sample the grid index of every level from the records' sorted cells."""
     if levels.size == 1:
-        charge(accountant, "quantile", [Exponential(epsilon)],
-               note=f"exponential mechanism (Smith 2011) on a {grid.describe()}; exact sampler (uniform proposals, "
-                    f"exact Bernoulli(exp(-gamma))), epsilon rounded down to a multiple of 2^-{_EPSILON_BITS}; "
-                    f"{describe_source(rng)}")
+        charge(
+            accountant,
+            "quantile",
+            [Exponential(epsilon)],
+            note=f"exponential mechanism (Smith 2011) on a {grid.describe()}; exact sampler (uniform proposals, "
+            f"exact Bernoulli(exp(-gamma))), epsilon rounded down to a multiple of 2^-{_EPSILON_BITS}; "
+            f"{describe_source(rng)}",
+        )
         return np.array([_sample_one(cells, float(levels[0]), epsilon, grid.size, rng)])
-    charge(accountant, "quantile", [Exponential(epsilon)], proven=False,
-           note=f"joint exponential mechanism (Gillenwater, Joseph & Kulesza 2021) for {levels.size} levels on a "
-                f"{grid.describe()}; floating-point sampler (log-space dynamic programme, Gumbel-max): no exact "
-                f"sampler known, guarantee unproven; {describe_source(rng)}")
+    charge(
+        accountant,
+        "quantile",
+        [Exponential(epsilon)],
+        proven=False,
+        note=f"joint exponential mechanism (Gillenwater, Joseph & Kulesza 2021) for {levels.size} levels on a "
+        f"{grid.describe()}; floating-point sampler (log-space dynamic programme, Gumbel-max): no exact "
+        f"sampler known, guarantee unproven; {describe_source(rng)}",
+    )
     order = np.argsort(levels, kind="stable")
     indices = np.empty(levels.size, dtype=np.int64)
     indices[order] = _sample_joint(cells, levels[order], epsilon, grid.size, rng)
     return indices
 
 
-def private_bounds(x, epsilon: float, *, range, quantiles=(0.05, 0.95), grid_size: int = GRID_SIZE,  # noqa: A002
-                   scale: str = "log", rng=None, accountant: Accountant | None = None):
+def private_bounds(
+    x,
+    epsilon: float,
+    *,
+    range,
+    quantiles=(0.05, 0.95),
+    grid_size: int = GRID_SIZE,  # noqa: A002
+    scale: str = "log",
+    rng=None,
+    accountant: Accountant | None = None,
+):
     """Clipping bounds chosen privately: the private ``quantiles`` of ``x`` within a wide public ``range``.
 
     Mean, variance and histogram need public bounds, and bounds read from the
@@ -465,26 +504,37 @@ def private_bounds(x, epsilon: float, *, range, quantiles=(0.05, 0.95), grid_siz
         raise ParameterError(f"quantiles must be a pair (q_lo, q_hi) with 0 <= q_lo < q_hi <= 1; got {quantiles!r}")
     values, table = from_table(x, "x")
     if table is None or table.columns is None:
-        return _bounds_of_column(check_array(values, "x", ndim=(1,)), epsilon, _check_grid(
-            range, "range", grid_size, scale), levels, rng, accountant)
+        return _bounds_of_column(
+            check_array(values, "x", ndim=(1,)),
+            epsilon,
+            _check_grid(range, "range", grid_size, scale),
+            levels,
+            rng,
+            accountant,
+        )
     d = len(table.columns)
     if isinstance(range, Mapping):
         lows, highs = table.per_column(range, "range", pair=True)
-        grids = [_check_grid(pair, f"range[{c!r}]", grid_size, scale)
-                 for c, pair in zip(table.columns, zip(lows, highs, strict=True), strict=True)]
+        grids = [
+            _check_grid(pair, f"range[{c!r}]", grid_size, scale)
+            for c, pair in zip(table.columns, zip(lows, highs, strict=True), strict=True)
+        ]
     else:
         grids = [_check_grid(range, "range", grid_size, scale)] * d
     check_finite(check_array(values, "x", ndim=(2,)), "x")  # every column is checked before any charge
     share = split_epsilon(epsilon, d)
-    return {column: _bounds_of_column(values[:, i], share, grids[i], levels, rng, accountant)
-            for i, column in enumerate(table.columns)}
+    return {
+        column: _bounds_of_column(values[:, i], share, grids[i], levels, rng, accountant)
+        for i, column in enumerate(table.columns)
+    }
 
 
 def _bounds_of_column(x: np.ndarray, epsilon: float, grid: _Grid, levels, rng, accountant) -> tuple[float, float]:
     """Two exact single quantiles at ε/2 each (proven ε-DP by basic composition; the joint sampler is not)."""
     cells, half = grid.cells(x, True), split_epsilon(epsilon, 2)
-    low, high = sorted(int(_indices_of_cells(cells, levels[i:i + 1], half, grid, rng, accountant)[0])
-                       for i in range(2))  # sorted: post-processing
+    low, high = sorted(
+        int(_indices_of_cells(cells, levels[i : i + 1], half, grid, rng, accountant)[0]) for i in range(2)
+    )  # sorted: post-processing
     if high <= low:  # both on one grid point: widen by one grid step (post-processing)
         low, high = (low, low + 1) if low < grid.size else (low - 1, low)
     return tuple(float(v) for v in grid.values([low, high]))

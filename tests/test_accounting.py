@@ -30,8 +30,10 @@ from dpstats.exceptions import BudgetExceededError, NotPrivateError, ParameterEr
 
 def _exact_gaussian_epsilon(mu, delta):
     """ε of the Gaussian mechanism with multiplier mu at δ, from Balle & Wang's condition, solved independently."""
+
     def gap(eps):
         return norm.cdf(1 / (2 * mu) - eps * mu) - math.exp(eps) * norm.cdf(-1 / (2 * mu) - eps * mu) - delta
+
     return brentq(gap, 1e-9, 100, xtol=1e-14)
 
 
@@ -75,8 +77,11 @@ def test_mixed_plan_matches_dp_accounting_directly():
     gaussian = Gaussian(_exact_gaussian_epsilon(3.0, 1e-6), 1e-6, sigma=3.0, sensitivity=1.0)
     events = [Laplace.calibrated(2.0, 1.0), gaussian, Exponential(0.5)]
     ours, delta = compose(events, "pld", 1e-5)
-    theirs = (pld.from_laplace_mechanism(2.0).compose(pld.from_gaussian_mechanism(3.0))
-              .compose(pld.from_privacy_parameters(common.DifferentialPrivacyParameters(0.5, 0.0))))
+    theirs = (
+        pld.from_laplace_mechanism(2.0)
+        .compose(pld.from_gaussian_mechanism(3.0))
+        .compose(pld.from_privacy_parameters(common.DifferentialPrivacyParameters(0.5, 0.0)))
+    )
     assert delta == 1e-5 and ours == pytest.approx(theirs.get_epsilon_for_delta(1e-5), rel=1e-12)
     assert ours < 0.5 + 0.5 + _exact_gaussian_epsilon(3.0, 1e-5)  # tighter than adding the three up
 
@@ -209,14 +214,18 @@ def test_slack_accepts_any_real_number_type():
     assert acc.slack == pytest.approx(1e-6)
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    (dict(epsilon=0), "epsilon"), (dict(epsilon=1, delta=1), "delta"),
-    (dict(epsilon=1, composition="fancy"), "composition"),
-    (dict(epsilon=1, delta=0.0, composition="advanced"), "delta > 0"),
-    (dict(epsilon=1, delta=1e-5, composition="advanced", slack=1e-3), "slack"),
-    (dict(epsilon=1, delta=1e-5, slack=1e-6), "slack applies only"),
-    (dict(epsilon=1, allow_unproven="yes"), "allow_unproven"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(epsilon=0), "epsilon"),
+        (dict(epsilon=1, delta=1), "delta"),
+        (dict(epsilon=1, composition="fancy"), "composition"),
+        (dict(epsilon=1, delta=0.0, composition="advanced"), "delta > 0"),
+        (dict(epsilon=1, delta=1e-5, composition="advanced", slack=1e-3), "slack"),
+        (dict(epsilon=1, delta=1e-5, slack=1e-6), "slack applies only"),
+        (dict(epsilon=1, allow_unproven="yes"), "allow_unproven"),
+    ],
+)
 def test_bad_accountant(kwargs, match):
     with pytest.raises(ParameterError, match=match):
         dps.Accountant(**kwargs)
@@ -273,8 +282,11 @@ def test_calibrate_mean_variance_histogram_uses_the_budget_exactly():
     rng = np.random.default_rng(0)
     x = rng.uniform(0, 1, 1000)
     acc = dps.Accountant(1.0, 1e-6)
-    plan = [Planned("gaussian", 1, name="mean"), Planned("gaussian", 2, name="variance"),
-            Planned("gaussian", 1, name="histogram")]
+    plan = [
+        Planned("gaussian", 1, name="mean"),
+        Planned("gaussian", 2, name="variance"),
+        Planned("gaussian", 1, name="histogram"),
+    ]
     mean, var, hist = acc.calibrate(plan)
     assert var.noise_multiplier == pytest.approx(mean.noise_multiplier / math.sqrt(2), rel=1e-6)
     dps.mean(x, mean.epsilon, mean.delta, bounds=(0, 1), rng=0, accountant=acc)

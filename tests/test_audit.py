@@ -19,30 +19,50 @@ def test_clopper_pearson_known_values():
 
 @pytest.mark.parametrize("eps", [0.5, 1.0])
 def test_mean_audit_below_epsilon(eps):
-    res = audit(lambda x, r: dps.mean(x, eps, bounds=(0, 1), rng=r), [0.0], [1.0],
-                lambda out: out > 1.0, n_runs=N_RUNS, rng=1)
+    res = audit(
+        lambda x, r: dps.mean(x, eps, bounds=(0, 1), rng=r), [0.0], [1.0], lambda out: out > 1.0, n_runs=N_RUNS, rng=1
+    )
     assert res.epsilon_lower <= eps
     assert res.epsilon_lower > 0.6 * eps  # the event is near-optimal: the audit is not vacuous
 
 
 def test_variance_audit_below_epsilon():
     eps = 1.0
-    res = audit(lambda x, r: dps.variance(x, eps, bounds=(0, 1), rng=r), [0.0, 0.0], [0.0, 1.0],
-                lambda out: out > 0.25, n_runs=N_RUNS, rng=2)
+    res = audit(
+        lambda x, r: dps.variance(x, eps, bounds=(0, 1), rng=r),
+        [0.0, 0.0],
+        [0.0, 1.0],
+        lambda out: out > 0.25,
+        n_runs=N_RUNS,
+        rng=2,
+    )
     assert res.epsilon_lower <= eps
 
 
 def test_histogram_audit_below_epsilon():
     eps = 1.0
-    res = audit(lambda x, r: dps.histogram(x, eps, bins=2, range=(0, 1), rng=r)[0], [0.2], [0.8],
-                lambda out: out[0] - out[1] > 2.0, n_runs=N_RUNS, rng=3)
+    res = audit(
+        lambda x, r: dps.histogram(x, eps, bins=2, range=(0, 1), rng=r)[0],
+        [0.2],
+        [0.8],
+        lambda out: out[0] - out[1] > 2.0,
+        n_runs=N_RUNS,
+        rng=3,
+    )
     assert res.epsilon_lower <= eps
 
 
 def test_gaussian_audit_respects_delta():
     eps, delta = 1.0, 1e-3
-    res = audit(lambda x, r: dps.mean(x, eps, delta, bounds=(0, 1), rng=r), [0.0], [1.0],
-                lambda out: out > 1.5, n_runs=N_RUNS, delta=delta, rng=4)
+    res = audit(
+        lambda x, r: dps.mean(x, eps, delta, bounds=(0, 1), rng=r),
+        [0.0],
+        [1.0],
+        lambda out: out > 1.5,
+        n_runs=N_RUNS,
+        delta=delta,
+        rng=4,
+    )
     assert res.epsilon_lower <= eps
 
 
@@ -81,15 +101,25 @@ def _pca_neighbours(d=2, background=0.5):
 
 
 def _flagged_and_clean(mechanism, data, neighbour, event, *, eps, delta=0.0, n_runs, seed, under=UNDER):
-    clean = audit(lambda ds, r: mechanism(ds, eps, r), data, neighbour, event, n_runs=n_runs, delta=delta,
-                  alpha=0.05, rng=seed)
-    broken = audit(lambda ds, r: mechanism(ds, under * eps, r), data, neighbour, event, n_runs=n_runs, delta=delta,
-                   alpha=0.05, rng=seed + 1)
+    clean = audit(
+        lambda ds, r: mechanism(ds, eps, r), data, neighbour, event, n_runs=n_runs, delta=delta, alpha=0.05, rng=seed
+    )
+    broken = audit(
+        lambda ds, r: mechanism(ds, under * eps, r),
+        data,
+        neighbour,
+        event,
+        n_runs=n_runs,
+        delta=delta,
+        alpha=0.05,
+        rng=seed + 1,
+    )
     return clean.epsilon_lower, broken.epsilon_lower
 
 
-@pytest.mark.parametrize("sampler,k,d,n_runs", [("sequential", 1, 2, 2000), ("sequential", 2, 3, 2000),
-                                                ("gibbs", 2, 3, 1000)])
+@pytest.mark.parametrize(
+    "sampler,k,d,n_runs", [("sequential", 1, 2, 2000), ("sequential", 2, 3, 2000), ("gibbs", 2, 3, 1000)]
+)
 def test_audit_ppca(sampler, k, d, n_runs):
     # The exponential mechanism's privacy loss between these neighbours grows with s(V) = ‖Vᵀe1‖² − ‖Vᵀe2‖², the
     # change of the score: events {s > t} are the most revealing.
@@ -139,8 +169,9 @@ def test_audit_low_rank(method, under):
     def mech(data, e, rng):
         return dps.low_rank(data, 1, e, delta, method=method, rng=rng)
 
-    clean, broken = _flagged_and_clean(mech, A, Ap, lambda B: B[0, 0] > 0.5, eps=eps, delta=delta, n_runs=2000,
-                                       seed=31, under=under)
+    clean, broken = _flagged_and_clean(
+        mech, A, Ap, lambda B: B[0, 0] > 0.5, eps=eps, delta=delta, n_runs=2000, seed=31, under=under
+    )
     assert clean <= eps < broken
 
 

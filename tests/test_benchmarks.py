@@ -9,8 +9,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_benchmarks_tiny_run_writes_tables(tmp_path):
-    subprocess.run([sys.executable, "-m", "benchmarks", "--tiny", "--repeats", "1", "--out", str(tmp_path)],
-                   cwd=ROOT, check=True, capture_output=True, text=True)
+    subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--tiny", "--repeats", "1", "--out", str(tmp_path)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     rows = list(csv.DictReader((tmp_path / "results.csv").open()))
     assert {r["section"] for r in rows} >= {"floor", "pca floor", "pca scaling", "noise", "accounting", "scale"}
     assert all(r["value"] for r in rows)

@@ -18,6 +18,7 @@ def _sphere_first_coordinate_probs(lam):
     On S^2 the surface measure is dt dψ for t = x_1 (Archimedes), and integrating ψ gives
     f(t) ∝ exp(λ1 t² + s(λ2+λ3)/2) I0(s(λ2−λ3)/2) with s = 1 − t².
     """
+
     def density(t):
         s = 1.0 - t * t
         z = s * (lam[1] - lam[2]) / 2
@@ -39,8 +40,12 @@ def test_vector_sampler_matches_exact_density_on_circle():
     xs = np.array([sample_vector_bingham(lam, rng) for _ in range(n)])
     phi = np.mod(np.arctan2(xs[:, 1], xs[:, 0]), np.pi)
     edges = np.linspace(0, np.pi, 13)
-    p = np.array([integrate.quad(lambda f: np.exp(lam[0] * np.cos(f) ** 2 + lam[1] * np.sin(f) ** 2), a, b)[0]
-                  for a, b in zip(edges[:-1], edges[1:], strict=True)])
+    p = np.array(
+        [
+            integrate.quad(lambda f: np.exp(lam[0] * np.cos(f) ** 2 + lam[1] * np.sin(f) ** 2), a, b)[0]
+            for a, b in zip(edges[:-1], edges[1:], strict=True)
+        ]
+    )
     assert stats.chisquare(np.histogram(phi, edges)[0], p / p.sum() * n).pvalue > ALPHA
 
 

@@ -16,10 +16,12 @@ def _views(n=4000, seed=0):
     """Two 3-D views sharing two latent signals with different strengths; joint rows have norm <= 1."""
     rng = np.random.default_rng(seed)
     s = rng.uniform(-1, 1, (n, 2))
-    X = np.column_stack([s[:, 0] + 0.2 * rng.uniform(-1, 1, n), s[:, 1] + 0.8 * rng.uniform(-1, 1, n),
-                         rng.uniform(-1, 1, n)])
-    Y = np.column_stack([s[:, 0] + 0.3 * rng.uniform(-1, 1, n), rng.uniform(-1, 1, n),
-                         s[:, 1] + 0.6 * rng.uniform(-1, 1, n)])
+    X = np.column_stack(
+        [s[:, 0] + 0.2 * rng.uniform(-1, 1, n), s[:, 1] + 0.8 * rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)]
+    )
+    Y = np.column_stack(
+        [s[:, 0] + 0.3 * rng.uniform(-1, 1, n), rng.uniform(-1, 1, n), s[:, 1] + 0.6 * rng.uniform(-1, 1, n)]
+    )
     scale = math.sqrt(6) * 1.8  # every coordinate is in [-1.8, 1.8], so ‖[x, y]‖ <= 1
     return X / scale, Y / scale
 
@@ -67,8 +69,9 @@ def test_utility_improves_with_epsilon():
     _, _, rho0 = _exact_cca(X_VIEW, Y_VIEW, 1)
 
     def err(eps):
-        return np.median([abs(dps.cca(X_VIEW, Y_VIEW, 1, eps, 1e-5, rng=s).correlations[0] - rho0[0])
-                          for s in range(20)])
+        return np.median(
+            [abs(dps.cca(X_VIEW, Y_VIEW, 1, eps, 1e-5, rng=s).correlations[0] - rho0[0]) for s in range(20)]
+        )
 
     assert err(10.0) < err(0.1)
 
@@ -111,16 +114,19 @@ def test_accountant_and_reproducibility():
         dps.cca(X_VIEW, Y_VIEW, 2, 0.6, 1e-5, rng=7, accountant=acc)
 
 
-@pytest.mark.parametrize("kwargs,error,match", [
-    ({"Y": Y_VIEW[:-1]}, dps.DataValidationError, "same number of rows"),
-    ({"X": X_VIEW * 3}, dps.OutOfBoundsError, "norm > 1"),
-    ({"k": 4}, dps.ParameterError, "k must be"),
-    ({"k": 0}, dps.ParameterError, "k must be"),
-    ({"delta": 0.0}, dps.ParameterError, "delta > 0"),
-    ({"epsilon": -1.0}, dps.ParameterError, "epsilon"),
-    ({"ridge": 0.0}, dps.ParameterError, "ridge"),
-    ({"calibration": "exact"}, dps.ParameterError, "calibration"),
-])
+@pytest.mark.parametrize(
+    "kwargs,error,match",
+    [
+        ({"Y": Y_VIEW[:-1]}, dps.DataValidationError, "same number of rows"),
+        ({"X": X_VIEW * 3}, dps.OutOfBoundsError, "norm > 1"),
+        ({"k": 4}, dps.ParameterError, "k must be"),
+        ({"k": 0}, dps.ParameterError, "k must be"),
+        ({"delta": 0.0}, dps.ParameterError, "delta > 0"),
+        ({"epsilon": -1.0}, dps.ParameterError, "epsilon"),
+        ({"ridge": 0.0}, dps.ParameterError, "ridge"),
+        ({"calibration": "exact"}, dps.ParameterError, "calibration"),
+    ],
+)
 def test_bad_input_raises_clear_errors(kwargs, error, match):
     args = {"X": X_VIEW, "Y": Y_VIEW, "k": 1, "epsilon": 1.0, "delta": 1e-5}
     args.update(kwargs)

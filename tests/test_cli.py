@@ -49,7 +49,7 @@ def manifest(tmp_path):
     _notebook(folder / "bad.ipynb", "raise ValueError('boom in the notebook')")
     path = folder / "reports.toml"
     path.write_text(
-        'seed = 7\n'
+        "seed = 7\n"
         '[notebooks.good]\npath = "good.ipynb"\ntitle = "A good one"\nquick = { scale = 1.0 }\nfull = { scale = 3.0 }\n'
         '[notebooks.bad]\npath = "bad.ipynb"\ntitle = "A failing one"\nquick = {}\nfull = {}\n',
         encoding="utf-8",
@@ -134,8 +134,11 @@ def test_quick_run_never_overwrites_a_full_record(manifest, tmp_path, capsys):
 def test_progress_lines_name_the_notebook_and_its_own_bar(tmp_path, capfd):
     folder = tmp_path / "notebooks"
     folder.mkdir()
-    _notebook(folder / "loop.ipynb", "import time\nfrom dpstats.compendium.experiments import progress\n"
-              "for _ in progress(range(6), desc='inner loop'):\n    time.sleep(0.5)")
+    _notebook(
+        folder / "loop.ipynb",
+        "import time\nfrom dpstats.compendium.experiments import progress\n"
+        "for _ in progress(range(6), desc='inner loop'):\n    time.sleep(0.5)",
+    )
     path = folder / "reports.toml"
     path.write_text('[notebooks.loop]\npath = "loop.ipynb"\nquick = {}\nfull = {}\n', encoding="utf-8")
     assert main(["report", "--manifest", str(path), "--out", str(tmp_path / "out"), "--interval", "0.5"]) == 0
@@ -205,8 +208,7 @@ def test_the_real_manifest_loads():
 
 
 def test_python_dash_m_dpstats_is_the_cli():
-    done = subprocess.run([sys.executable, "-m", "dpstats", "data", "list"], capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run([sys.executable, "-m", "dpstats", "data", "list"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0
     assert "mnist" in done.stdout and "covtype" in done.stdout
 
@@ -221,9 +223,15 @@ def tiny_dataset(monkeypatch, tmp_path, server):
     payload = b"tiny dataset bytes\n" * 1000
     (root / "tiny.bin").write_bytes(payload)
     (root / "corrupt.bin").write_bytes(payload[:-1] + b"X")
-    spec = ds.RemoteDataset(name="tiny", filename="tiny.bin", url=srv.url("tiny.bin"),
-                            sha256=(hashlib.sha256(payload).hexdigest(),), description="test file",
-                            citation="none", licence="CC0")
+    spec = ds.RemoteDataset(
+        name="tiny",
+        filename="tiny.bin",
+        url=srv.url("tiny.bin"),
+        sha256=(hashlib.sha256(payload).hexdigest(),),
+        description="test file",
+        citation="none",
+        licence="CC0",
+    )
     monkeypatch.setitem(ds.DATASETS, "tiny", spec)
     data = tmp_path / "data"
     monkeypatch.setenv("DPSTATS_DATA", str(data))

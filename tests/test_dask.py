@@ -98,8 +98,10 @@ def test_dataframes_give_the_same_release():
     features = [f"x{i}" for i in range(D)]
     assert dps.mean(df["value"], 1.0, bounds=(0, 1), rng=2) == dps.mean(x, 1.0, bounds=(0, 1), rng=2)
     np.testing.assert_array_equal(dps.pca_ag(df[features], 1.0, 1e-6, rng=2), dps.pca_ag(X, 1.0, 1e-6, rng=2))
-    np.testing.assert_array_equal(dps.logistic_regression(df[features], df["label"], 1.0, lam=1e-3, rng=2),
-                                  dps.logistic_regression(X, Y, 1.0, lam=1e-3, rng=2))
+    np.testing.assert_array_equal(
+        dps.logistic_regression(df[features], df["label"], 1.0, lam=1e-3, rng=2),
+        dps.logistic_regression(X, Y, 1.0, lam=1e-3, rng=2),
+    )
     with pytest.raises(dps.DataValidationError, match="numeric"):
         dps.mean(dd.from_pandas(pd.DataFrame({"s": ["a", "b"]}), npartitions=1)["s"], 1.0, bounds=(0, 1))
 
@@ -108,8 +110,10 @@ ESTIMATORS = {
     "DPPCA ag": (lambda: DPPCA(2, random_state=5), ["components_"]),
     "DPPCA ppm": (lambda: DPPCA(2, mechanism="ppm", random_state=5), ["components_"]),
     "DPPCA ppca": (lambda: DPPCA(2, mechanism="ppca", random_state=5), ["components_"]),
-    "DPLogisticRegression": (lambda: DPLogisticRegression(classes=["no", "yes"], random_state=5),
-                             ["coef_", "intercept_"]),
+    "DPLogisticRegression": (
+        lambda: DPLogisticRegression(classes=["no", "yes"], random_state=5),
+        ["coef_", "intercept_"],
+    ),
     "DPLinearSVC": (lambda: DPLinearSVC(classes=["no", "yes"], clip=True, random_state=5), ["coef_", "intercept_"]),
 }
 
@@ -127,11 +131,15 @@ def test_estimators_fit_dask_arrays_and_dataframes_like_numpy(name):
             np.testing.assert_array_equal(getattr(fitted, attribute), getattr(expected, attribute))
         assert fitted.n_features_in_ == D
     assert list(from_frame.feature_names_in_) == [f"f{i}" for i in range(D)]
-    out, lazy_out = (expected.transform(X), from_array.transform(lazy(X))) if name.startswith("DPPCA") else \
-        (expected.predict(X), from_array.predict(lazy(X)))
+    out, lazy_out = (
+        (expected.transform(X), from_array.transform(lazy(X)))
+        if name.startswith("DPPCA")
+        else (expected.predict(X), from_array.predict(lazy(X)))
+    )
     assert isinstance(lazy_out, da.Array)  # post-processing, chunk by chunk (sums over column chunks: to rounding)
-    np.testing.assert_allclose(lazy_out.compute(), out, rtol=0, atol=1e-12) if out.dtype == float else \
-        np.testing.assert_array_equal(lazy_out.compute(), out)
+    np.testing.assert_allclose(
+        lazy_out.compute(), out, rtol=0, atol=1e-12
+    ) if out.dtype == float else np.testing.assert_array_equal(lazy_out.compute(), out)
 
 
 def test_dpcca_fits_dask_views_like_numpy():
@@ -152,24 +160,69 @@ def test_unknown_label_in_the_last_chunk_raises_before_the_charge():
 
 VIOLATIONS = {
     # name: (mechanism on the lazy data, what to break in the last chunk, error, message)
-    "mean out of bounds": (lambda v, M, y, acc: dps.mean(v, 1.0, bounds=(0, 1), accountant=acc),
-                           "x", 1.5, dps.OutOfBoundsError, "3 value"),
-    "variance NaN": (lambda v, M, y, acc: dps.variance(v, 1.0, bounds=(0, 1), clip=True, accountant=acc),
-                     "x", np.nan, dps.DataValidationError, "3 NaN"),
-    "histogram out of range": (lambda v, M, y, acc: dps.histogram(v, 1.0, range=(0, 1), accountant=acc),
-                               "x", -0.5, dps.OutOfBoundsError, "3 value"),
-    "pca_ag row norm": (lambda v, M, y, acc: dps.pca_ag(M, 1.0, 1e-6, accountant=acc),
-                        "X", 0.9, dps.OutOfBoundsError, "3 row"),
-    "pca_ppm NaN": (lambda v, M, y, acc: dps.pca_ppm(M, 2, 1.0, 1e-6, accountant=acc),
-                    "X", np.nan, dps.DataValidationError, "3 NaN"),
-    "cca row norm": (lambda v, M, y, acc: dps.cca(M[:, :3], M[:, 3:], 1, 1.0, 1e-6, accountant=acc),
-                     "X", 0.9, dps.OutOfBoundsError, "3 row"),
-    "low_rank infinite": (lambda v, M, y, acc: dps.low_rank(M, 2, 1.0, 1e-6, accountant=acc),
-                          "X", np.inf, dps.DataValidationError, "3 NaN or infinite"),
-    "logistic row norm": (lambda v, M, y, acc: dps.logistic_regression(M, y, 1.0, lam=1e-3, accountant=acc),
-                          "X", 0.9, dps.OutOfBoundsError, "3 row"),
-    "svm labels": (lambda v, M, y, acc: dps.svm(M, y, 1.0, lam=1e-3, accountant=acc),
-                   "y", 0.0, dps.DataValidationError, "3 other value"),
+    "mean out of bounds": (
+        lambda v, M, y, acc: dps.mean(v, 1.0, bounds=(0, 1), accountant=acc),
+        "x",
+        1.5,
+        dps.OutOfBoundsError,
+        "3 value",
+    ),
+    "variance NaN": (
+        lambda v, M, y, acc: dps.variance(v, 1.0, bounds=(0, 1), clip=True, accountant=acc),
+        "x",
+        np.nan,
+        dps.DataValidationError,
+        "3 NaN",
+    ),
+    "histogram out of range": (
+        lambda v, M, y, acc: dps.histogram(v, 1.0, range=(0, 1), accountant=acc),
+        "x",
+        -0.5,
+        dps.OutOfBoundsError,
+        "3 value",
+    ),
+    "pca_ag row norm": (
+        lambda v, M, y, acc: dps.pca_ag(M, 1.0, 1e-6, accountant=acc),
+        "X",
+        0.9,
+        dps.OutOfBoundsError,
+        "3 row",
+    ),
+    "pca_ppm NaN": (
+        lambda v, M, y, acc: dps.pca_ppm(M, 2, 1.0, 1e-6, accountant=acc),
+        "X",
+        np.nan,
+        dps.DataValidationError,
+        "3 NaN",
+    ),
+    "cca row norm": (
+        lambda v, M, y, acc: dps.cca(M[:, :3], M[:, 3:], 1, 1.0, 1e-6, accountant=acc),
+        "X",
+        0.9,
+        dps.OutOfBoundsError,
+        "3 row",
+    ),
+    "low_rank infinite": (
+        lambda v, M, y, acc: dps.low_rank(M, 2, 1.0, 1e-6, accountant=acc),
+        "X",
+        np.inf,
+        dps.DataValidationError,
+        "3 NaN or infinite",
+    ),
+    "logistic row norm": (
+        lambda v, M, y, acc: dps.logistic_regression(M, y, 1.0, lam=1e-3, accountant=acc),
+        "X",
+        0.9,
+        dps.OutOfBoundsError,
+        "3 row",
+    ),
+    "svm labels": (
+        lambda v, M, y, acc: dps.svm(M, y, 1.0, lam=1e-3, accountant=acc),
+        "y",
+        0.0,
+        dps.DataValidationError,
+        "3 other value",
+    ),
 }
 
 
@@ -201,11 +254,17 @@ def test_lazy_array_larger_than_the_budget_is_streamed_on_a_cluster_of_processes
     few 8 MiB chunks at a time: a materialising run would be killed). On small data the cluster's releases are
     NumPy's, bit for bit."""
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="300MiB",
-                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, memory_limit="300MiB", dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster),
+    ):
         np.testing.assert_array_equal(dps.pca_ag(lazy(X), 1.0, 1e-6, rng=7), dps.pca_ag(X, 1.0, 1e-6, rng=7))
-        np.testing.assert_array_equal(dps.logistic_regression(lazy(X), lazy(Y), 1.0, lam=1e-3, rng=7),
-                                      dps.logistic_regression(X, Y, 1.0, lam=1e-3, rng=7))
+        np.testing.assert_array_equal(
+            dps.logistic_regression(lazy(X), lazy(Y), 1.0, lam=1e-3, rng=7),
+            dps.logistic_regression(X, Y, 1.0, lam=1e-3, rng=7),
+        )
         budget = 32 * 2**20
         rows, d = 2_000 * 2**20 // (8 * 8), 8  # 2,000 MiB
         big = da.random.default_rng(1).uniform(-0.35, 0.35, (rows, d), chunks=(2**20, d))

@@ -84,9 +84,11 @@ def test_vector_mean_uses_vector_sensitivity():
 
 def test_same_seed_same_release_and_fresh_entropy_by_default():
     x = np.random.default_rng(0).uniform(size=100)
-    for mech in (lambda r: dps.mean(x, 1.0, bounds=(0, 1), rng=r),
-                 lambda r: dps.variance(x, 1.0, 1e-6, bounds=(0, 1), rng=r),
-                 lambda r: dps.histogram(x, 1.0, range=(0, 1), rng=r)[0]):
+    for mech in (
+        lambda r: dps.mean(x, 1.0, bounds=(0, 1), rng=r),
+        lambda r: dps.variance(x, 1.0, 1e-6, bounds=(0, 1), rng=r),
+        lambda r: dps.histogram(x, 1.0, range=(0, 1), rng=r)[0],
+    ):
         assert np.array_equal(mech(7), mech(7))
         assert np.array_equal(mech(np.random.default_rng(7)), mech(7))
         assert not np.array_equal(mech(None), mech(None))

@@ -23,10 +23,21 @@ SITE = ROOT / "docs" / "_build" / "html"
 SHOTS = ROOT / "docs" / "_build" / "screenshots"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 # Headless Chromium as root on a machine without outside network: no sandbox, no GPU, no background traffic.
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-SCREENSHOTS = {"home": "index.html", "api_mean": "generated/api/dpstats.mean.html",
-               "paper_hardt_roth": "generated/papers/hardt_roth.html"}
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = {
+    "home": "index.html",
+    "api_mean": "generated/api/dpstats.mean.html",
+    "paper_hardt_roth": "generated/papers/hardt_roth.html",
+}
 
 playwright = pytest.importorskip("playwright.sync_api", reason="the docs extra is not installed")
 pytestmark = [
@@ -73,7 +84,11 @@ def browser(tmp_path_factory):
     with sync_playwright() as p:
         context = p.chromium.launch_persistent_context(
             str(tmp_path_factory.mktemp("chromium-profile")),  # a fresh --user-data-dir
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS, viewport={"width": 1280, "height": 900})
+            executable_path=CHROMIUM,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1280, "height": 900},
+        )
         yield context
         context.close()
 
@@ -113,8 +128,13 @@ def test_every_page_loads_cleanly_in_chromium(browser, site_url):
     page.on("console", lambda m: m.type == "error" and problems.append(f"{current['url']}: console: {m.text}"))
     page.on("pageerror", lambda e: problems.append(f"{current['url']}: uncaught: {e}"))
     # a request the next navigation cancels (ERR_ABORTED) is not a fault; a missing file shows as an HTTP error
-    page.on("requestfailed", lambda r: "ERR_ABORTED" not in (r.failure or "")
-            and problems.append(f"{current['url']}: request failed: {r.url} {r.failure}"))
+    page.on(
+        "requestfailed",
+        lambda r: (
+            "ERR_ABORTED" not in (r.failure or "")
+            and problems.append(f"{current['url']}: request failed: {r.url} {r.failure}")
+        ),
+    )
     page.on("response", lambda r: r.status >= 400 and problems.append(f"{current['url']}: HTTP {r.status}: {r.url}"))
     checked_links = set()
     for name in pages:
@@ -135,8 +155,10 @@ def test_search_finds_the_mean_page(browser, site_url):
     page = browser.new_page()
     page.goto(site_url + "search.html?q=laplace", wait_until="load")
     # Sphinx appends the results one by one and then writes its summary: wait for the summary, then read them all.
-    page.wait_for_function("document.querySelector('#search-results .search-summary')?.textContent"
-                           ".includes('Search finished')", timeout=30_000)
+    page.wait_for_function(
+        "document.querySelector('#search-results .search-summary')?.textContent.includes('Search finished')",
+        timeout=30_000,
+    )
     hits = page.eval_on_selector_all("#search-results ul.search li a", "links => links.map(a => a.href)")
     page.close()
     assert any("dpstats.mean" in href for href in hits), hits[:10]

@@ -98,8 +98,10 @@ def test_output_perturbation_noise_covers_the_solver_tolerance(loss, tol):
     f_star = _solve(X, y, LOSSES[loss], lam, None, 1e-11, 5000)
     rng = np.random.default_rng(2)
     with pytest.warns(dps.FloatingPointNoiseWarning):
-        norms = [np.linalg.norm(FUNCS[loss](X, y, eps, lam=lam, method="output", rng=rng, tol=tol, noise="float")
-                                - f_star) for _ in range(400)]
+        norms = [
+            np.linalg.norm(FUNCS[loss](X, y, eps, lam=lam, method="output", rng=rng, tol=tol, noise="float") - f_star)
+            for _ in range(400)
+        ]
     scale = (2 * math.sqrt(norm_bound_squared(d)) / (n * lam) + 2 * tol / lam) / eps
     assert stats.kstest(norms, stats.gamma(d, scale=scale).cdf).pvalue > ALPHA
     if tol > 1e-3:
@@ -164,26 +166,40 @@ def test_audit_of_output_perturbation_stays_below_epsilon():
     loss = LOSSES["logistic"]
     f1, f2 = _solve(X, y, loss, lam, None, 1e-10, 100), _solve(X2, y2, loss, lam, None, 1e-10, 100)
     mid = (f1[0] + f2[0]) / 2
-    res = audit(lambda data, r: dps.logistic_regression(*data, eps, lam=lam, method="output", rng=r),
-                (X, y), (X2, y2), lambda f: f[0] > mid, n_runs=1500, rng=4)
+    res = audit(
+        lambda data, r: dps.logistic_regression(*data, eps, lam=lam, method="output", rng=r),
+        (X, y),
+        (X2, y2),
+        lambda f: f[0] > mid,
+        n_runs=1500,
+        rng=4,
+    )
     assert res.epsilon_lower <= eps
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    ({"y": np.array([0.0, 1.0, 0.0, 1.0])}, "labels in"),
-    ({"y": np.array([1.0, 2.0, 1.0, 2.0])}, "labels in"),
-    ({"y": np.array([1.0, -1.0, 1.0])}, "same number of rows"),
-    ({"X": np.array([[1.0, 1.0], [0, 0], [0, 0], [0, 0]])}, "L2 norm > 1"),
-    ({"X": np.array([[np.nan, 0.0], [0, 0], [0, 0], [0, 0]])}, "NaN"),
-    ({"lam": 0.0}, "lam"),
-    ({"lam": -1.0}, "lam"),
-    ({"epsilon": 0.0}, "epsilon"),
-    ({"method": "input"}, "method"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"y": np.array([0.0, 1.0, 0.0, 1.0])}, "labels in"),
+        ({"y": np.array([1.0, 2.0, 1.0, 2.0])}, "labels in"),
+        ({"y": np.array([1.0, -1.0, 1.0])}, "same number of rows"),
+        ({"X": np.array([[1.0, 1.0], [0, 0], [0, 0], [0, 0]])}, "L2 norm > 1"),
+        ({"X": np.array([[np.nan, 0.0], [0, 0], [0, 0], [0, 0]])}, "NaN"),
+        ({"lam": 0.0}, "lam"),
+        ({"lam": -1.0}, "lam"),
+        ({"epsilon": 0.0}, "epsilon"),
+        ({"method": "input"}, "method"),
+    ],
+)
 @pytest.mark.parametrize("loss", ["logistic", "svm"])
 def test_bad_input_raises_clear_errors(loss, kwargs, match):
-    args = {"X": np.array([[0.5, 0.0], [0.0, 0.5], [-0.5, 0.0], [0.0, -0.5]]), "y": np.array([1.0, 1.0, -1.0, -1.0]),
-            "epsilon": 1.0, "lam": 0.1, "method": "objective"}
+    args = {
+        "X": np.array([[0.5, 0.0], [0.0, 0.5], [-0.5, 0.0], [0.0, -0.5]]),
+        "y": np.array([1.0, 1.0, -1.0, -1.0]),
+        "epsilon": 1.0,
+        "lam": 0.1,
+        "method": "objective",
+    }
     args.update(kwargs)
     acc = dps.Accountant(10.0)
     with pytest.raises(ValueError, match=match):

@@ -7,7 +7,6 @@ set random_state themselves: the seed makes every outcome reproducible), and oth
 (epsilon = 1). Expected failures, each with its privacy reason, are listed in ``_CLASSIFIER_FAILURES``.
 """
 
-
 import numpy as np
 import pytest
 from _data import separable
@@ -23,17 +22,19 @@ from sklearn.utils.validation import check_is_fitted
 import dpstats as dps
 from dpstats.estimators import DPCCA, DPPCA, DPLinearSVC, DPLogisticRegression
 
-_LABELS = ("the classes are a public parameter (classes=[0, 1]); this check fits other labels, which must raise "
-           "because the labels present in y are private")
+_LABELS = (
+    "the classes are a public parameter (classes=[0, 1]); this check fits other labels, which must raise "
+    "because the labels present in y are private"
+)
 _CLASSIFIER_FAILURES = {
     "check_classifiers_classes": _LABELS,
     "check_estimators_dtypes": _LABELS,
     "check_fit2d_1feature": _LABELS,
     "check_classifier_data_not_an_array": _LABELS,
     "check_classifiers_one_label": "a y with one class fits like any other (an error there would tell neighbours "
-                                   "apart); the prediction is whichever class the noisy weights give",
+    "apart); the prediction is whichever class the noisy weights give",
     "check_non_transformer_estimators_n_iter": "an iteration count of the solver is computed from the data without "
-                                               "noise: exposing it would be a release the budget does not cover",
+    "noise: exposing it would be a release the budget does not cover",
 }
 
 
@@ -136,17 +137,20 @@ def test_get_params_set_params_clone(name):
 
 def test_pipeline_and_grid_search_charge_every_fit():
     acc = dps.Accountant(100.0, 1e-3)
-    pipe = Pipeline([
-        ("pca", DPPCA(3, epsilon=5.0, delta=1e-5, accountant=acc, random_state=0)),
-        ("clf", DPLogisticRegression(classes=[0, 1], epsilon=5.0, lam=1e-3, accountant=acc, random_state=0)),
-    ])
+    pipe = Pipeline(
+        [
+            ("pca", DPPCA(3, epsilon=5.0, delta=1e-5, accountant=acc, random_state=0)),
+            ("clf", DPLogisticRegression(classes=[0, 1], epsilon=5.0, lam=1e-3, accountant=acc, random_state=0)),
+        ]
+    )
     # An orthogonal projection of a row with norm <= 1 has norm <= 1: no clipping needed between the steps.
     assert pipe.fit(X_SEP, Y_SEP).score(X_SEP_TEST, Y_SEP_TEST) > 0.7
     assert len(acc.ledger) == 2
 
     acc = dps.Accountant(100.0, composition="basic")
-    search = GridSearchCV(DPLogisticRegression(classes=[0, 1], epsilon=1.0, accountant=acc, random_state=0),
-                          {"lam": [1e-3, 1e-2]}, cv=3)
+    search = GridSearchCV(
+        DPLogisticRegression(classes=[0, 1], epsilon=1.0, accountant=acc, random_state=0), {"lam": [1e-3, 1e-2]}, cv=3
+    )
     search.fit(X_SEP, Y_SEP)
     assert search.best_params_["lam"] in (1e-3, 1e-2)
     assert search.predict(X_SEP_TEST[:5]).shape == (5,)

@@ -231,8 +231,9 @@ def test_bernoulli_minus_one_parity_table():
     """Bernoulli(1/e) from one draw below 12!: the parity read off W equals the parity of K from W's digits."""
     span = _bernoulli._E1_SPAN
     thresholds = span // np.array([math.factorial(j) for j in range(2, 12)])  # τ_2 .. τ_11, and one below each
-    w = np.concatenate([np.arange(1, 3000), np.random.default_rng(8).integers(1, span, 20_000), thresholds,
-                        thresholds - 1])
+    w = np.concatenate(
+        [np.arange(1, 3000), np.random.default_rng(8).integers(1, span, 20_000), thresholds, thresholds - 1]
+    )
 
     class Fixed:
         def integers(self, low, high, size=None):
@@ -282,8 +283,9 @@ def test_discrete_laplace_extreme_scales():
 # ----------------------------------------------------------------------------- discrete Gaussian
 
 
-@pytest.mark.parametrize("num,den,n", [(1, 25, 10 * N), (1, 1, N), (9, 1, N), (1369, 100, N), (10**4, 1, N),
-                                       (2**36, 1, N), (2**60, 1, N)])
+@pytest.mark.parametrize(
+    "num,den,n", [(1, 25, 10 * N), (1, 1, N), (9, 1, N), (1369, 100, N), (10**4, 1, N), (2**36, 1, N), (2**60, 1, N)]
+)
 def test_discrete_gaussian_matches_exact_pmf(num, den, n):
     """σ = 0.2, 1, 3, 3.7, 100, 2**18 (direct, factored way) and 2**30 (composed). σ = 0.2 puts mass 7e-6 off
     zero, hence 10x the draws (37 expected draws off zero)."""
@@ -295,8 +297,9 @@ def test_discrete_gaussian_matches_exact_pmf(num, den, n):
     _assert_moments(x, *gaussian_moments(sigma2))
 
 
-@pytest.mark.parametrize("num,q", [(2**36, 2), (2**36, 3), (2**60, 2), (2**60, 3), (2**60, 2**21), (2**110, 2),
-                                   (2**110, 3), (2**110, 2**21)])
+@pytest.mark.parametrize(
+    "num,q", [(2**36, 2), (2**36, 3), (2**60, 2), (2**60, 3), (2**60, 2**21), (2**110, 2), (2**110, 3), (2**110, 2**21)]
+)
 def test_discrete_gaussian_low_order_digits_uniform(num, q):
     """For σ/q >= 8, P(X ≡ r mod q) = 1/q up to e^(−2π²σ²/q²) < e^(−1263) (Poisson summation): X mod q must look
     uniform (64 equal cells of residues for large q). q = 2**21 is the block size of the composition
@@ -414,8 +417,11 @@ def test_composition_lemma_bound_holds_and_is_tight_enough():
 @pytest.mark.parametrize("size,shape", [((), ()), (None, ()), (5, (5,)), ((3, 4), (3, 4)), (0, (0,))])
 def test_shapes_and_dtype(size, shape):
     rng = np.random.default_rng(17)
-    for x in (discrete_laplace(3, 2, size, rng), discrete_gaussian(7, 1, size, rng),
-              discrete_gaussian(2**60, 1, size, rng)):
+    for x in (
+        discrete_laplace(3, 2, size, rng),
+        discrete_gaussian(7, 1, size, rng),
+        discrete_gaussian(2**60, 1, size, rng),
+    ):
         assert x.shape == shape and x.dtype == np.int64
 
 
@@ -453,22 +459,25 @@ def test_no_floating_point_randomness():
     assert rng.calls > 0
 
 
-@pytest.mark.parametrize("call,match", [
-    (lambda rng: bernoulli_rational(4, 3, rng), "num must satisfy 0 <= num <= den"),
-    (lambda rng: bernoulli_rational(1, 0, rng), "den must be >= 1"),
-    (lambda rng: bernoulli_rational(0.5, 1, rng), "num must be an integer array"),
-    (lambda rng: bernoulli_rational(1, 2**64, rng), "den must be integers in the int64 range"),
-    (lambda rng: bernoulli_exp(-1, 2, rng), "num must be >= 0"),
-    (lambda rng: bernoulli_exp(1, 0, rng), "den must be >= 1"),
-    (lambda rng: discrete_laplace(0, 1, 3, rng), "scale_num must be an integer in"),
-    (lambda rng: discrete_laplace(1, 2**63, 3, rng), "scale_den must be an integer in"),
-    (lambda rng: discrete_laplace(1.5, 1, 3, rng), "scale_num must be an integer"),
-    (lambda rng: discrete_gaussian(0, 1, 3, rng), "sigma2_num must be an integer >= 1"),
-    (lambda rng: discrete_gaussian(1, True, 3, rng), "sigma2_den must be an integer >= 1"),
-    (lambda rng: discrete_gaussian(2**121, 1, 3, rng), "at most 2\\*\\*120"),
-    (lambda rng: discrete_gaussian(1, 1, -1, rng), "size must be an integer >= 0"),
-    (lambda rng: discrete_gaussian(1, 1, "3", rng), "size must be None"),
-])
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda rng: bernoulli_rational(4, 3, rng), "num must satisfy 0 <= num <= den"),
+        (lambda rng: bernoulli_rational(1, 0, rng), "den must be >= 1"),
+        (lambda rng: bernoulli_rational(0.5, 1, rng), "num must be an integer array"),
+        (lambda rng: bernoulli_rational(1, 2**64, rng), "den must be integers in the int64 range"),
+        (lambda rng: bernoulli_exp(-1, 2, rng), "num must be >= 0"),
+        (lambda rng: bernoulli_exp(1, 0, rng), "den must be >= 1"),
+        (lambda rng: discrete_laplace(0, 1, 3, rng), "scale_num must be an integer in"),
+        (lambda rng: discrete_laplace(1, 2**63, 3, rng), "scale_den must be an integer in"),
+        (lambda rng: discrete_laplace(1.5, 1, 3, rng), "scale_num must be an integer"),
+        (lambda rng: discrete_gaussian(0, 1, 3, rng), "sigma2_num must be an integer >= 1"),
+        (lambda rng: discrete_gaussian(1, True, 3, rng), "sigma2_den must be an integer >= 1"),
+        (lambda rng: discrete_gaussian(2**121, 1, 3, rng), "at most 2\\*\\*120"),
+        (lambda rng: discrete_gaussian(1, 1, -1, rng), "size must be an integer >= 0"),
+        (lambda rng: discrete_gaussian(1, 1, "3", rng), "size must be None"),
+    ],
+)
 def test_bad_parameters_raise(call, match):
     with pytest.raises(ParameterError, match=match):
         call(np.random.default_rng(0))

@@ -78,7 +78,8 @@ def test_a_notebook_run_without_output_dir_leaves_no_folder(tmp_path, monkeypatc
         "from dpstats.compendium.experiments import Table, output_folder, save_figure, save_table\n"
         "output_dir = output_folder(output_dir)\n"
         "save_table(Table(['a'], [[1]]), output_dir, 't')\n"
-        "save_figure(plt.figure(), output_dir, 'f')")
+        "save_figure(plt.figure(), output_dir, 'f')"
+    )
     notebook = nbformat.v4.new_notebook(cells=[params, body])
     NotebookClient(notebook, kernel_name="python3", shutdown_kernel="immediate").execute()  # killed, as nbval does
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("dpstats-")] == []
@@ -88,14 +89,19 @@ def test_comparison_verdicts_follow_the_rule():
     from dpstats.compendium.comparison import NOT_COMPARABLE, Claim, comparison_table, verdict_counts
 
     claims = [
-        Claim("a number", "n = 10", "%", 5.0, 5.4, tolerance=0.5),                     # within
+        Claim("a number", "n = 10", "%", 5.0, 5.4, tolerance=0.5),  # within
         Claim("a number", "n = 10", "%", 5.0, 6.0, tolerance=0.5, reason="calibration"),  # explained
-        Claim("a number", "n = 10", "%", 5.0, 6.0, tolerance=0.5),                     # unexplained
-        Claim("a claim", "n = 10", "", "holds", "fails", holds=False, reason=""),      # unexplained
+        Claim("a number", "n = 10", "%", 5.0, 6.0, tolerance=0.5),  # unexplained
+        Claim("a claim", "n = 10", "", "holds", "fails", holds=False, reason=""),  # unexplained
         Claim("absent data", "—", "%", 5.0, None, reason="dpstats data fetch covtype"),
     ]
-    assert [c.verdict() for c in claims] == ["reproduced within tolerance", "differs, explained", "not reproduced",
-                                             "not reproduced", "not run"]
+    assert [c.verdict() for c in claims] == [
+        "reproduced within tolerance",
+        "differs, explained",
+        "not reproduced",
+        "not reproduced",
+        "not run",
+    ]
     table = comparison_table(claims)
     assert table.header[-2:] == ["verdict", "reason"] and table.rows[0][5] == "0.4"
     quick = comparison_table(claims, profile="quick")

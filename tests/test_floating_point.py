@@ -42,12 +42,24 @@ MEAN_GRID = float(grid_for(1.0, LAPLACE_GRID_BITS))  # sensitivity (hi - lo)/n =
 MECHANISMS = {
     # name: (mechanism(data, rng), dataset, neighbour, public grid of the release)
     "mean laplace": (lambda x, r: dps.mean(x, 1.0, bounds=(0, 1), rng=r), [0.0], [1.0], MEAN_GRID),
-    "mean gaussian": (lambda x, r: dps.mean(x, 1.0, 1e-6, bounds=(0, 1), rng=r), [0.0], [1.0],
-                      float(grid_for(1.0, GRID_BITS))),
-    "histogram": (lambda x, r: dps.histogram(x, 1.0, bins=2, range=(0, 1), rng=r)[0], [0.2], [0.8],
-                  float(grid_for(1.0, LAPLACE_GRID_BITS))),
-    "pca_ag": (lambda X, r: dps.pca_ag(X, 1.0, 1e-6, rng=r)[np.triu_indices(2)], np.eye(2)[[0]],
-               np.eye(2)[[1]], float(grid_for(math.sqrt(2) * norm_bound_squared(2) / math.sqrt(3), GRID_BITS))),
+    "mean gaussian": (
+        lambda x, r: dps.mean(x, 1.0, 1e-6, bounds=(0, 1), rng=r),
+        [0.0],
+        [1.0],
+        float(grid_for(1.0, GRID_BITS)),
+    ),
+    "histogram": (
+        lambda x, r: dps.histogram(x, 1.0, bins=2, range=(0, 1), rng=r)[0],
+        [0.2],
+        [0.8],
+        float(grid_for(1.0, LAPLACE_GRID_BITS)),
+    ),
+    "pca_ag": (
+        lambda X, r: dps.pca_ag(X, 1.0, 1e-6, rng=r)[np.triu_indices(2)],
+        np.eye(2)[[0]],
+        np.eye(2)[[1]],
+        float(grid_for(math.sqrt(2) * norm_bound_squared(2) / math.sqrt(3), GRID_BITS)),
+    ),
     "pca_ppca": (lambda X, r: dps.pca_ppca(X, 1, 1.0, rng=r), np.eye(2)[[0]], np.eye(2)[[1]], 2.0**-32),
 }
 
@@ -73,8 +85,10 @@ def test_variance_cca_and_erm_releases_are_on_grids_too():
     n, d, lam, tol = 40, 2, 0.1, 1e-9
     bound = math.sqrt(norm_bound_squared(d))
     eps_prime, Delta = objective_perturbation_parameters(n, lam, 1.0 * (1 - AMP_SHARE), 0.25, norm_bound=bound)
-    grids = {"output": grid_for((2 * bound / (n * lam) + 2 * tol / lam) / math.sqrt(d)),
-             "objective": grid_for(2 * tol / (lam + Delta) / math.sqrt(d))}
+    grids = {
+        "output": grid_for((2 * bound / (n * lam) + 2 * tol / lam) / math.sqrt(d)),
+        "objective": grid_for(2 * tol / (lam + Delta) / math.sqrt(d)),
+    }
     for method, grid in grids.items():
         f = dps.logistic_regression(X, y, 1.0, lam=lam, method=method, rng=0, tol=tol)
         assert np.abs(f).min() > 100 * float(grid) and on_grid(f, float(grid))

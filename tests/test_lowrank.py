@@ -44,8 +44,10 @@ def test_large_epsilon_is_near_optimal():
 
 @pytest.mark.parametrize("method", METHODS)
 def test_error_falls_with_epsilon(method):
-    errs = [np.mean([low_rank_error(A_TALL, dps.low_rank(A_TALL, 3, eps, 1e-6, method=method, rng=s), 3)
-                     for s in range(3)]) for eps in (0.3, 30.0)]
+    errs = [
+        np.mean([low_rank_error(A_TALL, dps.low_rank(A_TALL, 3, eps, 1e-6, method=method, rng=s), 3) for s in range(3)])
+        for eps in (0.3, 30.0)
+    ]
     assert errs[1] < errs[0]
 
 
@@ -55,8 +57,9 @@ def test_range_finder_tail_bound():
     ell, tail, n = 6, 0.05, 20000
     v = rng.standard_normal(30)
     v /= np.linalg.norm(v)
-    exceed = sum(np.linalg.norm(v @ rng.standard_normal((30, ell))) > range_finder_sensitivity(ell, tail)
-                 for _ in range(n))
+    exceed = sum(
+        np.linalg.norm(v @ rng.standard_normal((30, ell))) > range_finder_sensitivity(ell, tail) for _ in range(n)
+    )
     assert stats.binomtest(exceed, n, tail).pvalue > ALPHA
 
 

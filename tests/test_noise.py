@@ -35,8 +35,9 @@ def test_analytic_never_exceeds_classic(eps):
 
 
 def test_analytic_scales_with_sensitivity():
-    assert math.isclose(gaussian_sigma_analytic(3.0, 0.7, 1e-6), 3 * gaussian_sigma_analytic(1.0, 0.7, 1e-6),
-                        rel_tol=1e-9)
+    assert math.isclose(
+        gaussian_sigma_analytic(3.0, 0.7, 1e-6), 3 * gaussian_sigma_analytic(1.0, 0.7, 1e-6), rel_tol=1e-9
+    )
 
 
 def _balle_wang_algorithm_1(eps, delta):
@@ -47,13 +48,17 @@ def _balle_wang_algorithm_1(eps, delta):
     Phi = norm.cdf
     delta0 = Phi(0) - math.exp(eps) * Phi(-math.sqrt(2 * eps))
     if delta >= delta0:
+
         def B(v):
             return Phi(math.sqrt(eps * v)) - math.exp(eps) * Phi(-math.sqrt(eps * (v + 2))) - delta
+
         v = brentq(B, 0, 1e4, xtol=1e-14)
         alpha = math.sqrt(1 + v / 2) - math.sqrt(v / 2)
     else:
+
         def B(u):
             return Phi(-math.sqrt(eps * u)) - math.exp(eps) * Phi(-math.sqrt(eps * (u + 2))) - delta
+
         u = brentq(B, 0, 1e4, xtol=1e-14)
         alpha = math.sqrt(1 + u / 2) + math.sqrt(u / 2)
     return alpha / math.sqrt(2 * eps)

@@ -17,14 +17,16 @@ def test_environment_yml_matches_pyproject():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     wanted = {
         re.split(r"[\[<>=!~ ]", r, maxsplit=1)[0].lower(): re.sub(r"\[.*?\]", "", r.replace(" ", ""))
-        for group in [project["dependencies"], *(deps for name, deps in project["optional-dependencies"].items()
-                                                  if name != "bench")]  # bench: peers, only in .venv-bench
+        for group in [
+            project["dependencies"],
+            *(deps for name, deps in project["optional-dependencies"].items() if name != "bench"),
+        ]  # bench: peers, only in .venv-bench
         for r in group
         if ";" not in r  # environment markers (tomli on Python 3.10) do not apply to the conda env
     }
     conda = {}
     text = (ROOT / "environment.yml").read_text()
-    for line in text[text.index("dependencies:"):].splitlines():
+    for line in text[text.index("dependencies:") :].splitlines():
         m = re.match(r"\s+- ([A-Za-z][\w.-]*)([<>=].*)?$", line)
         if m and m.group(1) not in ("python", "pip"):
             conda[m.group(1).lower()] = m.group(1) + (m.group(2) or "")
@@ -33,8 +35,10 @@ def test_environment_yml_matches_pyproject():
 
 
 def test_import_does_not_load_heavy_modules():
-    code = ("import sys, dpstats; heavy = [m for m in ('matplotlib', 'sklearn', 'scipy.stats', 'scipy.linalg', "
-            "'pandas', 'dask', 'distributed') if m in sys.modules]; print(heavy)")
+    code = (
+        "import sys, dpstats; heavy = [m for m in ('matplotlib', 'sklearn', 'scipy.stats', 'scipy.linalg', "
+        "'pandas', 'dask', 'distributed') if m in sys.modules]; print(heavy)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -46,10 +50,16 @@ def test_ci_runs_the_readme_test_command():
 
 
 def test_ruff_is_clean():
-    """Library, tests, benchmarks and notebooks pass ruff (configured in pyproject.toml)."""
-    done = subprocess.run([sys.executable, "-m", "ruff", "check", "dpstats", "tests", "benchmarks", "notebooks"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stdout[-3000:]
+    """Library, tests, benchmarks, docs and notebooks pass ruff's checks and its formatter (pyproject.toml)."""
+    for command in (["check"], ["format", "--check"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "ruff", *command, "dpstats", "tests", "benchmarks", "notebooks", "docs"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stdout[-3000:]
 
 
 LIBRARY_CHECK = """
@@ -83,10 +93,19 @@ def test_the_library_installs_and_runs_without_the_notebook_stack(tmp_path):
     env = tmp_path / "env"
     venv.create(env, with_pip=True)
     python = env / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(source)],
-                   check=True, timeout=1200, capture_output=True)
-    done = subprocess.run([str(python), "-c", "import importlib.resources\n" + LIBRARY_CHECK], capture_output=True,
-                          text=True, timeout=300, cwd=tmp_path)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(source)],
+        check=True,
+        timeout=1200,
+        capture_output=True,
+    )
+    done = subprocess.run(
+        [str(python), "-c", "import importlib.resources\n" + LIBRARY_CHECK],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     count, *_, typed = done.stdout.split()
     assert int(count) > 30 and typed == "True"

@@ -73,10 +73,13 @@ def test_second_moment_is_unnormalised_gram_matrix():
     np.testing.assert_allclose(second_moment(np.asfortranarray(X)), X.T @ X, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("bad_row,value,error,match", [
-    (3999, 0.9, dps.OutOfBoundsError, "1 row"),  # norm 0.9·√12 > 1, in the last part
-    (2000, np.nan, dps.DataValidationError, "NaN"),  # in the middle part
-])
+@pytest.mark.parametrize(
+    "bad_row,value,error,match",
+    [
+        (3999, 0.9, dps.OutOfBoundsError, "1 row"),  # norm 0.9·√12 > 1, in the last part
+        (2000, np.nan, dps.DataValidationError, "NaN"),  # in the middle part
+    ],
+)
 def test_second_moment_in_parallel_parts_is_exact_and_checks_every_part(monkeypatch, bad_row, value, error, match):
     # Small blocks and three cores: X (4000 rows) spans 16 blocks of 256 rows, split into 3 threaded parts.
     from dpstats._engine import grid_gram

@@ -70,8 +70,9 @@ def test_single_quantile_never_uses_a_float_probability(monkeypatch):
     assert seen and all(np.issubdtype(a, np.integer) and np.issubdtype(b, np.integer) for a, b in seen)
 
 
-@pytest.mark.parametrize("levels,cells", [([0.25, 0.75], [0, 1, 1, 4, 5]), ([0.5, 0.5], [2, 2, 3]),
-                                          ([0.1, 0.5, 0.9], [0, 3, 3, 5])])
+@pytest.mark.parametrize(
+    "levels,cells", [([0.25, 0.75], [0, 1, 1, 4, 5]), ([0.5, 0.5], [2, 2, 3]), ([0.1, 0.5, 0.9], [0, 3, 3, 5])]
+)
 def test_joint_sampler_follows_the_exact_pmf(levels, cells):
     grid_size, epsilon = 6, 1.5
     cells, levels = np.array(cells), np.array(levels)
@@ -114,8 +115,10 @@ def test_audit_joint_quantiles_stays_below_epsilon():
 def test_accuracy_improves_with_epsilon_and_n():
     rng = np.random.default_rng(3)
     x = rng.normal(50, 10, 20000)
-    errors = {eps: np.median([abs(dps.quantile(x, 0.5, eps, bounds=(0, 100), rng=s) - np.median(x))
-                              for s in range(15)]) for eps in (0.01, 1.0)}
+    errors = {
+        eps: np.median([abs(dps.quantile(x, 0.5, eps, bounds=(0, 100), rng=s) - np.median(x)) for s in range(15)])
+        for eps in (0.01, 1.0)
+    }
     assert errors[1.0] < 0.05 < errors[0.01]  # at eps = 1 the median is within a few grid steps
 
 
@@ -142,32 +145,64 @@ def test_outputs_are_points_of_the_public_grid():
     np.testing.assert_allclose(steps, np.round(steps), atol=1e-9)
 
 
-@pytest.mark.parametrize("call,error,match", [
-    (lambda x, a: dps.quantile(x, 1.5, 1.0, bounds=(0, 1), accountant=a), dps.ParameterError, "q must be"),
-    (lambda x, a: dps.quantile(x, [], 1.0, bounds=(0, 1), accountant=a), dps.ParameterError, "q must be"),
-    (lambda x, a: dps.quantile(x, [[0.5]], 1.0, bounds=(0, 1), accountant=a), dps.ParameterError, "q must be"),
-    (lambda x, a: dps.quantile(x, 0.5, 0.0, bounds=(0, 1), accountant=a), dps.ParameterError, "epsilon"),
-    (lambda x, a: dps.quantile(x, 0.5, 1.0, bounds=(1, 0), accountant=a), dps.ParameterError, "bounds"),
-    (lambda x, a: dps.quantile(x, 0.5, 1.0, bounds=([0, 0], [1, 1]), accountant=a), dps.ParameterError,
-     "pair of scalars"),
-    (lambda x, a: dps.quantile(x, 0.5, 1.0, bounds=(0, 0.5), accountant=a), dps.OutOfBoundsError,
-     "outside the declared bounds"),
-    (lambda x, a: dps.quantile(np.r_[x, np.nan], 0.5, 1.0, bounds=(0, 1), accountant=a), dps.DataValidationError,
-     "NaN"),
-    (lambda x, a: dps.quantile([], 0.5, 1.0, bounds=(0, 1), accountant=a), dps.DataValidationError,
-     "at least 1 row"),
-    (lambda x, a: dps.quantile(np.c_[x, x], 0.5, 1.0, bounds=(0, 1), accountant=a), dps.DataValidationError, "1-D"),
-    (lambda x, a: dps.quantile(pd.DataFrame({"a": x}), 0.5, 1.0, bounds=(0, 1), accountant=a),
-     dps.DataValidationError, "one column"),
-    (lambda x, a: dps.quantile(x, 0.5, 1.0, bounds=(0, 1), grid_size=0, accountant=a), dps.ParameterError,
-     "grid_size"),
-    (lambda x, a: dps.private_bounds(x, 1.0, range=(0, 1), quantiles=(0.9, 0.1), accountant=a), dps.ParameterError,
-     "quantiles"),
-    (lambda x, a: dps.private_bounds(pd.DataFrame({"a": x, "b": np.r_[x[:-1], np.nan]}), 1.0, range=(0, 1),
-                                     accountant=a), dps.DataValidationError, "NaN"),
-    (lambda x, a: dps.private_bounds(pd.DataFrame({"a": x, "b": x}), 1.0, range={"a": (0, 1)}, accountant=a),
-     dps.ParameterError, "missing"),
-])
+@pytest.mark.parametrize(
+    "call,error,match",
+    [
+        (lambda x, a: dps.quantile(x, 1.5, 1.0, bounds=(0, 1), accountant=a), dps.ParameterError, "q must be"),
+        (lambda x, a: dps.quantile(x, [], 1.0, bounds=(0, 1), accountant=a), dps.ParameterError, "q must be"),
+        (lambda x, a: dps.quantile(x, [[0.5]], 1.0, bounds=(0, 1), accountant=a), dps.ParameterError, "q must be"),
+        (lambda x, a: dps.quantile(x, 0.5, 0.0, bounds=(0, 1), accountant=a), dps.ParameterError, "epsilon"),
+        (lambda x, a: dps.quantile(x, 0.5, 1.0, bounds=(1, 0), accountant=a), dps.ParameterError, "bounds"),
+        (
+            lambda x, a: dps.quantile(x, 0.5, 1.0, bounds=([0, 0], [1, 1]), accountant=a),
+            dps.ParameterError,
+            "pair of scalars",
+        ),
+        (
+            lambda x, a: dps.quantile(x, 0.5, 1.0, bounds=(0, 0.5), accountant=a),
+            dps.OutOfBoundsError,
+            "outside the declared bounds",
+        ),
+        (
+            lambda x, a: dps.quantile(np.r_[x, np.nan], 0.5, 1.0, bounds=(0, 1), accountant=a),
+            dps.DataValidationError,
+            "NaN",
+        ),
+        (
+            lambda x, a: dps.quantile([], 0.5, 1.0, bounds=(0, 1), accountant=a),
+            dps.DataValidationError,
+            "at least 1 row",
+        ),
+        (lambda x, a: dps.quantile(np.c_[x, x], 0.5, 1.0, bounds=(0, 1), accountant=a), dps.DataValidationError, "1-D"),
+        (
+            lambda x, a: dps.quantile(pd.DataFrame({"a": x}), 0.5, 1.0, bounds=(0, 1), accountant=a),
+            dps.DataValidationError,
+            "one column",
+        ),
+        (
+            lambda x, a: dps.quantile(x, 0.5, 1.0, bounds=(0, 1), grid_size=0, accountant=a),
+            dps.ParameterError,
+            "grid_size",
+        ),
+        (
+            lambda x, a: dps.private_bounds(x, 1.0, range=(0, 1), quantiles=(0.9, 0.1), accountant=a),
+            dps.ParameterError,
+            "quantiles",
+        ),
+        (
+            lambda x, a: dps.private_bounds(
+                pd.DataFrame({"a": x, "b": np.r_[x[:-1], np.nan]}), 1.0, range=(0, 1), accountant=a
+            ),
+            dps.DataValidationError,
+            "NaN",
+        ),
+        (
+            lambda x, a: dps.private_bounds(pd.DataFrame({"a": x, "b": x}), 1.0, range={"a": (0, 1)}, accountant=a),
+            dps.ParameterError,
+            "missing",
+        ),
+    ],
+)
 def test_bad_input_raises_before_any_charge(call, error, match):
     acc = dps.Accountant(10.0)
     with pytest.raises(error, match=match):
@@ -262,6 +297,10 @@ def test_log_scale_finds_bounds_in_a_range_far_wider_than_the_data():
     # 1e-2 at eps = 0.2, 4e-8 at eps = 0.4 (what is used here).
     found = np.array([dps.private_bounds(incomes, 0.4, range=(0, 1e8), rng=s) for s in range(10)])
     assert np.all(np.abs(found[:, 0] / true_lo - 1) < 0.2) and np.all(np.abs(found[:, 1] / true_hi - 1) < 0.2)
-    linear = np.array([dps.private_bounds(incomes, 0.2, range=(0, 1e8), scale="linear", quantiles=(0.01, 0.99),
-                                          rng=s)[1] for s in range(10)])
+    linear = np.array(
+        [
+            dps.private_bounds(incomes, 0.2, range=(0, 1e8), scale="linear", quantiles=(0.01, 0.99), rng=s)[1]
+            for s in range(10)
+        ]
+    )
     assert np.median(linear) > 10 * true_hi  # the wide empty stretch of a linear grid wins (the failure avoided)

@@ -38,8 +38,11 @@ def _run_blocks(page: Path) -> dict:
     return namespace
 
 
-@pytest.mark.parametrize("page", [p for p in SITE_PAGES if _python_blocks(p.read_text(encoding="utf-8"))],
-                         ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize(
+    "page",
+    [p for p in SITE_PAGES if _python_blocks(p.read_text(encoding="utf-8"))],
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
 def test_site_python_blocks_run(page, capsys):
     namespace = _run_blocks(page)
     assert "acc" in namespace and namespace["acc"].spent[0] <= namespace["acc"].epsilon

@@ -39,8 +39,9 @@ def test_polars_in_polars_out_and_series_give_floats():
     assert isinstance(out, pl.DataFrame) and out.columns == ["age", "income"] and out.height == 1
     assert isinstance(dps.mean(frame["age"], 1.0, bounds=(0, 100), rng=0), float)
     assert isinstance(dps.variance(people["age"], 1.0, bounds=(0, 100), rng=0), float)
-    assert dps.mean(people["age"], 1.0, bounds=(0, 100), rng=0) == dps.mean(people["age"].to_numpy(), 1.0,
-                                                                            bounds=(0, 100), rng=0)
+    assert dps.mean(people["age"], 1.0, bounds=(0, 100), rng=0) == dps.mean(
+        people["age"].to_numpy(), 1.0, bounds=(0, 100), rng=0
+    )
 
 
 def test_string_column_raises_an_error_that_names_it_and_what_to_do():
@@ -58,9 +59,14 @@ def test_missing_values_in_a_table_raise_with_a_count():
         dps.mean(people, 1.0, bounds=BOUNDS, weights=[1, 1])
 
 
-@pytest.mark.parametrize("bounds,match", [({"age": (0, 100)}, r"missing \['income'\]"),
-                                          ({**BOUNDS, "height": (0, 3)}, r"unknown \['height'\]"),
-                                          ({"age": (0, 100), "income": 5}, "must be a pair")])
+@pytest.mark.parametrize(
+    "bounds,match",
+    [
+        ({"age": (0, 100)}, r"missing \['income'\]"),
+        ({**BOUNDS, "height": (0, 3)}, r"unknown \['height'\]"),
+        ({"age": (0, 100), "income": 5}, "must be a pair"),
+    ],
+)
 def test_bounds_dict_must_name_every_column(bounds, match):
     acc = dps.Accountant(5.0)
     with pytest.raises(dps.ParameterError, match=match):
@@ -83,8 +89,15 @@ def test_weights_split_epsilon_between_columns_and_scale_each_noise_to_its_own_r
     shares = [e.epsilon for e in entry.events]
     assert shares == pytest.approx([0.75, 0.25], rel=1e-3) and acc.spent[0] <= 1.0
     rng = np.random.default_rng(1)
-    draws = np.array([dps.mean(people, 1.0, bounds=BOUNDS, weights={"age": 3, "income": 1}, rng=rng).to_numpy()
-                      for _ in range(2000)]) - people.mean().to_numpy()
+    draws = (
+        np.array(
+            [
+                dps.mean(people, 1.0, bounds=BOUNDS, weights={"age": 3, "income": 1}, rng=rng).to_numpy()
+                for _ in range(2000)
+            ]
+        )
+        - people.mean().to_numpy()
+    )
     for j, (width, share) in enumerate([(100, 0.75), (200000, 0.25)]):
         scale = width / len(people) / share
         assert stats.kstest(draws[:, j] / scale, "laplace").pvalue > ALPHA
@@ -97,8 +110,16 @@ def test_weights_with_gaussian_noise_split_delta_too():
     assert acc.spent[0] <= 1.0 + 1e-9
 
 
-@pytest.mark.parametrize("weights,match", [([1, 0], "> 0"), ([1, np.inf], "> 0"), ([1, 2, 3], "one per"),
-                                           ({"age": 1}, "missing"), ([1e-20, 1], "epsilon share")])
+@pytest.mark.parametrize(
+    "weights,match",
+    [
+        ([1, 0], "> 0"),
+        ([1, np.inf], "> 0"),
+        ([1, 2, 3], "one per"),
+        ({"age": 1}, "missing"),
+        ([1e-20, 1], "epsilon share"),
+    ],
+)
 def test_bad_weights_raise_before_any_charge(weights, match):
     acc = dps.Accountant(5.0)
     with pytest.raises(dps.ParameterError, match=match):
@@ -164,15 +185,18 @@ def test_categorical_noise_has_the_histogram_sensitivity():
     assert stats.kstest(noise.ravel() / (2 / 0.5), "laplace").pvalue > ALPHA
 
 
-@pytest.mark.parametrize("kwargs,error,match", [
-    ({"categories": []}, dps.ParameterError, "at least one"),
-    ({"categories": ["a", "a"]}, dps.ParameterError, "unique"),
-    ({"categories": "ab"}, dps.ParameterError, "list"),
-    ({"categories": [["a"]]}, dps.ParameterError, "hashable"),
-    ({"categories": ["a"], "other": "a"}, dps.ParameterError, "already one of"),
-    ({"categories": ["a"], "range": (0, 1)}, dps.ParameterError, "not both"),
-    ({}, dps.ParameterError, "range is required"),
-])
+@pytest.mark.parametrize(
+    "kwargs,error,match",
+    [
+        ({"categories": []}, dps.ParameterError, "at least one"),
+        ({"categories": ["a", "a"]}, dps.ParameterError, "unique"),
+        ({"categories": "ab"}, dps.ParameterError, "list"),
+        ({"categories": [["a"]]}, dps.ParameterError, "hashable"),
+        ({"categories": ["a"], "other": "a"}, dps.ParameterError, "already one of"),
+        ({"categories": ["a"], "range": (0, 1)}, dps.ParameterError, "not both"),
+        ({}, dps.ParameterError, "range is required"),
+    ],
+)
 def test_bad_categorical_parameters_raise(kwargs, error, match):
     with pytest.raises(error, match=match):
         dps.histogram(["a", "b"], 1.0, **kwargs)
@@ -199,8 +223,7 @@ def test_pca_loadings_are_named_by_column(mechanism):
     V = dps.pca(X, 2, mechanism=mechanism, epsilon=1.0, rng=0)
     assert list(V.index) == list(X.columns) and list(V.columns) == ["pc1", "pc2"]
     np.testing.assert_array_equal(V.to_numpy(), dps.pca(X.to_numpy(), 2, mechanism=mechanism, epsilon=1.0, rng=0))
-    polars_V = dps.pca(pl.from_numpy(X.to_numpy(), schema=list(X.columns)), 2, mechanism=mechanism, epsilon=1.0,
-                       rng=0)
+    polars_V = dps.pca(pl.from_numpy(X.to_numpy(), schema=list(X.columns)), 2, mechanism=mechanism, epsilon=1.0, rng=0)
     assert isinstance(polars_V, pl.DataFrame) and polars_V.columns == ["pc1", "pc2"]
     np.testing.assert_array_equal(polars_V.to_numpy(), V.to_numpy())
 
@@ -254,5 +277,6 @@ def test_import_dpstats_loads_neither_pandas_nor_polars():
     import sys
 
     code = "import sys, dpstats; print([m for m in ('pandas', 'polars') if m in sys.modules])"
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True).stdout.strip() == "[]"
+    assert (
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
+    )

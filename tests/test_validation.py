@@ -127,8 +127,10 @@ def test_check_row_norms():
         check_row_norms(np.array([[np.nan, 0.0]]))
 
 
-@pytest.mark.parametrize("shape,axis", [((1000,), None), ((300, 4), None), ((300, 4), 0), ((300, 4), 1),
-                                        ((300, 4), -1), ((50, 3, 4), 1), ((50, 3, 4), 0)])
+@pytest.mark.parametrize(
+    "shape,axis",
+    [((1000,), None), ((300, 4), None), ((300, 4), 0), ((300, 4), 1), ((300, 4), -1), ((50, 3, 4), 1), ((50, 3, 4), 0)],
+)
 def test_bounds_scan_in_blocks_matches_numpy_and_sees_every_block(monkeypatch, shape, axis):
     from fractions import Fraction
 
@@ -138,7 +140,7 @@ def test_bounds_scan_in_blocks_matches_numpy_and_sees_every_block(monkeypatch, s
     monkeypatch.setattr("dpstats._kernels.fixed_point._SUM_BLOCK_VALUES", 16)
     x = np.random.default_rng(0).uniform(-1, 1, shape)
     records = None if axis is None else axis % x.ndim
-    out_shape = () if records is None else x.shape[:records] + x.shape[records + 1:]
+    out_shape = () if records is None else x.shape[:records] + x.shape[records + 1 :]
     lo, hi = np.full(out_shape, -1.0), np.full(out_shape, 1.0)
 
     def total(sums):  # Σ q·h exactly, as floats

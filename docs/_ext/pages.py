@@ -78,17 +78,36 @@ def mathjax_static(out: Path) -> Path:
 
 def _api(out: Path) -> None:
     out.mkdir(parents=True)
-    lines = ["API reference", "=============", "",
-             "Every public name of dpstats, from each module's ``__all__``; one page per name, from its docstring.",
-             "Rows are people: data matrices are ``n_samples × n_features``.", ""]
+    lines = [
+        "API reference",
+        "=============",
+        "",
+        "Every public name of dpstats, from each module's ``__all__``; one page per name, from its docstring.",
+        "Rows are people: data matrices are ``n_samples × n_features``.",
+        "",
+    ]
     documented: set[int] = set()  # objects re-exported by several modules get one page, under the first
     for module_name, blurb in API_MODULES.items():
         module = importlib.import_module(module_name)
-        names = [n for n in module.__all__ if not inspect.ismodule(getattr(module, n))
-                 and _first_time(getattr(module, n), documented)]
-        lines += [f"``{module_name}``", "-" * (len(module_name) + 4), "", blurb, "",
-                  f".. currentmodule:: {module_name}", "", ".. autosummary::", "   :toctree: .", "",
-                  *[f"   {n}" for n in names], ""]
+        names = [
+            n
+            for n in module.__all__
+            if not inspect.ismodule(getattr(module, n)) and _first_time(getattr(module, n), documented)
+        ]
+        lines += [
+            f"``{module_name}``",
+            "-" * (len(module_name) + 4),
+            "",
+            blurb,
+            "",
+            f".. currentmodule:: {module_name}",
+            "",
+            ".. autosummary::",
+            "   :toctree: .",
+            "",
+            *[f"   {n}" for n in names],
+            "",
+        ]
     (out / "index.rst").write_text("\n".join(lines), encoding="utf-8")
 
 
@@ -130,10 +149,12 @@ def _provenance(spec, result, root: Path) -> str:
     source = spec.path.relative_to(root).as_posix()
     status = "ran without error" if result.ok else f"**failed**: `{result.error}`"
     profile = result.profile if result.profile == "full" else f"{result.profile} (not comparable with the paper)"
-    return (f":::{{note}}\nRendered from the executed notebook of the last report run, not re-run for this page: "
-            f"profile **{profile}**, git revision `{result.revision}`, run {result.started} UTC, "
-            f"{result.seconds:.0f} s, {status}. Source: `{source}`; rerun it with "
-            f"`dpstats report {spec.name} --profile full`.\n:::\n")
+    return (
+        f":::{{note}}\nRendered from the executed notebook of the last report run, not re-run for this page: "
+        f"profile **{profile}**, git revision `{result.revision}`, run {result.started} UTC, "
+        f"{result.seconds:.0f} s, {status}. Source: `{source}`; rerun it with "
+        f"`dpstats report {spec.name} --profile full`.\n:::\n"
+    )
 
 
 def _listing(path: Path, kind: str, specs, pages) -> None:
@@ -141,8 +162,8 @@ def _listing(path: Path, kind: str, specs, pages) -> None:
     intro = {
         "tutorials": "One notebook per mechanism, an introduction to differential privacy and one on budgets.",
         "papers": "One notebook per reproduced paper or poster: what it reproduces, with which data and parameters, "
-                  "and where and why the result differs. Their published-vs-reproduced tables are gathered on "
-                  "[Published vs reproduced](published_vs_reproduced.md).",
+        "and where and why the result differs. Their published-vs-reproduced tables are gathered on "
+        "[Published vs reproduced](published_vs_reproduced.md).",
     }[kind]
     lines = [f"# {title}", "", intro, "", "```{toctree}", ":maxdepth: 1", ""]
     lines += [f"{kind}/{page}" for page in pages if page]
@@ -160,24 +181,33 @@ def _listing(path: Path, kind: str, specs, pages) -> None:
 def _comparisons(path: Path, results, root: Path, reports: Path) -> None:
     from dpstats.compendium.reports import comparison_markdown
 
-    lines = ["# Published vs reproduced", "",
-             "For each seed paper, every published number or claim beside this compendium's reproduction: the "
-             "setting (ε, δ, n, k, data), the unit, the difference, the tolerance and a verdict with its reason. "
-             "The verdict rule is in {mod}`dpstats.compendium.comparison`. The tables come from the last report run "
-             f"(`{_where(reports, root)}`); each paper's notebook page shows how they were computed.", "",
-             "**Covertype** (UCI, used by ICASSP 2016) is not in the project's shared data folder, so its rows say "
-             "*not run*. With the file installed (`dpstats data fetch covtype`, about 11 MB, checked against its "
-             "SHA-256) the ICASSP notebook adds the Covertype panels and fills those rows on the next "
-             "`dpstats report icassp2016 --profile full`.", ""]
+    lines = [
+        "# Published vs reproduced",
+        "",
+        "For each seed paper, every published number or claim beside this compendium's reproduction: the "
+        "setting (ε, δ, n, k, data), the unit, the difference, the tolerance and a verdict with its reason. "
+        "The verdict rule is in {mod}`dpstats.compendium.comparison`. The tables come from the last report run "
+        f"(`{_where(reports, root)}`); each paper's notebook page shows how they were computed.",
+        "",
+        "**Covertype** (UCI, used by ICASSP 2016) is not in the project's shared data folder, so its rows say "
+        "*not run*. With the file installed (`dpstats data fetch covtype`, about 11 MB, checked against its "
+        "SHA-256) the ICASSP notebook adds the Covertype panels and fills those rows on the next "
+        "`dpstats report icassp2016 --profile full`.",
+        "",
+    ]
     body = comparison_markdown(results, None, heading="#", link=lambda r: f"papers/{r.name}.ipynb")
     lines += body[1:] if body else ["No paper notebook has been run yet: run `make reports`."]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def _benchmarks(path: Path, source: Path) -> None:
-    lines = ["# Benchmarks", "",
-             "Speed and utility against the floor (plain NumPy) and against diffprivlib, from `make bench` "
-             "(results committed under `reports/benchmarks/`).", ""]
+    lines = [
+        "# Benchmarks",
+        "",
+        "Speed and utility against the floor (plain NumPy) and against diffprivlib, from `make bench` "
+        "(results committed under `reports/benchmarks/`).",
+        "",
+    ]
     if (source / "results.md").is_file():
         for png in sorted(source.glob("*.png")):  # results.md links its figures by file name
             shutil.copy2(png, path.parent / png.name)
@@ -188,12 +218,17 @@ def _benchmarks(path: Path, source: Path) -> None:
 
 
 def _record(path: Path, manifest, results, root: Path, reports: Path) -> None:
-    lines = ["# The report record", "",
-             f"What the site renders: the report folder `{_where(reports, root)}`, one executed notebook per entry "
-             "of the manifest `notebooks/reports.toml`. `make reports` regenerates all of it with the full profile; "
-             "`dpstats report NAME --profile full` reruns one notebook and keeps the others; quick runs go to "
-             "`reports/_quick/` and never replace this record.", "",
-             "| notebook | status | profile | git revision | run (UTC) | time |", "|---|---|---|---|---|---|"]
+    lines = [
+        "# The report record",
+        "",
+        f"What the site renders: the report folder `{_where(reports, root)}`, one executed notebook per entry "
+        "of the manifest `notebooks/reports.toml`. `make reports` regenerates all of it with the full profile; "
+        "`dpstats report NAME --profile full` reruns one notebook and keeps the others; quick runs go to "
+        "`reports/_quick/` and never replace this record.",
+        "",
+        "| notebook | status | profile | git revision | run (UTC) | time |",
+        "|---|---|---|---|---|---|",
+    ]
     kinds = {spec.name: spec.path.parent.name for spec in manifest.notebooks.values()}
     for r in results:
         status = "ok" if r.ok else f"failed: {r.error}"
@@ -201,8 +236,10 @@ def _record(path: Path, manifest, results, root: Path, reports: Path) -> None:
         lines.append(f"| {page} | {status} | {r.profile} | `{r.revision}` | {r.started} | {r.seconds:.0f} s |")
     environment = max(results, key=lambda r: r.started).environment if results else {}
     if environment:
-        lines += ["", "Package versions of the latest run: "
-                  + ", ".join(f"{k} {v}" for k, v in environment.items()) + "."]
+        lines += [
+            "",
+            "Package versions of the latest run: " + ", ".join(f"{k} {v}" for k, v in environment.items()) + ".",
+        ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 

@@ -43,8 +43,17 @@ from .._kernels.reduce import Part
 from .._kernels.rows import row_norm_violations
 from . import numpy_engine
 
-__all__ = ["as_array", "bin_counts", "bounded_sums", "check_row_norms", "engine_of", "float_gram", "grid_gram",
-           "is_lazy", "reduce_rows"]
+__all__ = [
+    "as_array",
+    "bin_counts",
+    "bounded_sums",
+    "check_row_norms",
+    "engine_of",
+    "float_gram",
+    "grid_gram",
+    "is_lazy",
+    "reduce_rows",
+]
 
 
 def is_lazy(x) -> bool:
@@ -81,8 +90,9 @@ def reduce_rows(arrays: tuple, rows: int, leaf, new_sum, check=None, *, parallel
     return engine_of(*arrays).reduce_rows(arrays, rows, leaf, new_sum, check, parallel=parallel)
 
 
-def bounded_sums(x, lower: np.ndarray, upper: np.ndarray, *, axis, clip: bool, squares: bool,
-                 name: str = "x") -> BoundedSums:
+def bounded_sums(
+    x, lower: np.ndarray, upper: np.ndarray, *, axis, clip: bool, squares: bool, name: str = "x"
+) -> BoundedSums:
     """Check ``x`` against [lower, upper] (NaN and ±inf always raise) and sum its fixed-point records exactly.
 
     The records are the slices of ``x`` along ``axis`` (every value when ``axis`` is None); ``lower`` and

@@ -34,8 +34,21 @@ from .._kernels.rows import scaled_rows
 from ..exceptions import DataValidationError
 from . import numpy_engine
 
-__all__ = ["LAZY", "as_array", "bin_counts", "check_row_norms", "fixed_point_sums", "lazy_product", "map_row_blocks",
-           "map_rows", "persist_rows", "reduce_rows", "row_product", "signed_labels", "sketch"]
+__all__ = [
+    "LAZY",
+    "as_array",
+    "bin_counts",
+    "check_row_norms",
+    "fixed_point_sums",
+    "lazy_product",
+    "map_row_blocks",
+    "map_rows",
+    "persist_rows",
+    "reduce_rows",
+    "row_product",
+    "signed_labels",
+    "sketch",
+]
 
 #: Results as large as the data (a low-rank approximation, predictions) stay lazy, in the data's row chunks.
 LAZY = True
@@ -113,8 +126,9 @@ def _tree(shares: list, combine):
     compute once."""
     level = shares
     while len(level) > 1:
-        level = [dask.delayed(combine, pure=False)(level[i:i + SPLIT_EVERY])
-                 for i in range(0, len(level), SPLIT_EVERY)]
+        level = [
+            dask.delayed(combine, pure=False)(level[i : i + SPLIT_EVERY]) for i in range(0, len(level), SPLIT_EVERY)
+        ]
     (result,) = dask.compute(level[0])
     return result
 
@@ -195,8 +209,12 @@ def _sketch_chunk(A: np.ndarray, omega: np.ndarray):
 
 def _join_sketches(shares: list):
     nonfinite = sum(s[0] for s in shares)
-    return (nonfinite, max(s[1] for s in shares), functools.reduce(operator.add, (s[2] for s in shares)),
-            np.concatenate([s[3] for s in shares]))
+    return (
+        nonfinite,
+        max(s[1] for s in shares),
+        functools.reduce(operator.add, (s[2] for s in shares)),
+        np.concatenate([s[3] for s in shares]),
+    )
 
 
 def row_product(Q: np.ndarray, A) -> np.ndarray:
@@ -205,7 +223,7 @@ def row_product(Q: np.ndarray, A) -> np.ndarray:
 
 
 def _transposed_product(start: int, A: np.ndarray, Q: np.ndarray) -> np.ndarray:
-    return Q[start:start + A.shape[0]].T @ A
+    return Q[start : start + A.shape[0]].T @ A
 
 
 def lazy_product(L: np.ndarray, R: np.ndarray, like) -> da.Array:

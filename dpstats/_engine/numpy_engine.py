@@ -19,8 +19,21 @@ from .._kernels.reduce import Part, chunk_part, merge_parts
 from .._kernels.rows import check_row_norms as _check_rows
 from .._validation import check_array, check_finite
 
-__all__ = ["LAZY", "as_array", "bin_counts", "check_row_norms", "fixed_point_sums", "lazy_product", "map_row_blocks",
-           "map_rows", "persist_rows", "reduce_rows", "row_product", "signed_labels", "sketch"]
+__all__ = [
+    "LAZY",
+    "as_array",
+    "bin_counts",
+    "check_row_norms",
+    "fixed_point_sums",
+    "lazy_product",
+    "map_row_blocks",
+    "map_rows",
+    "persist_rows",
+    "reduce_rows",
+    "row_product",
+    "signed_labels",
+    "sketch",
+]
 
 #: Results as large as the data are computed at once (NumPy), not kept lazy.
 LAZY = False
@@ -36,8 +49,15 @@ def check_row_norms(X: np.ndarray, name: str, *, max_norm: float, clip: bool) ->
     return _check_rows(X, name, max_norm=max_norm, clip=clip)
 
 
-def reduce_rows(arrays: tuple, rows: int, leaf: Callable, new_sum: Callable, check: Callable | None = None, *,
-                parallel: bool = False) -> Part:
+def reduce_rows(
+    arrays: tuple,
+    rows: int,
+    leaf: Callable,
+    new_sum: Callable,
+    check: Callable | None = None,
+    *,
+    parallel: bool = False,
+) -> Part:
     """The :class:`~dpstats._kernels.reduce.Part` of the whole data: every block's ``leaf`` summed, and the
     ``check`` of every row.
 

@@ -78,8 +78,10 @@ class TableSource:
         missing = [c for c in self.columns if c not in value]
         unknown = [c for c in value if c not in self.columns]
         if missing or unknown:
-            raise ParameterError(f"{name} must have one entry per column of the DataFrame {list(self.columns)}; "
-                                 f"missing {missing}, unknown {unknown}")
+            raise ParameterError(
+                f"{name} must have one entry per column of the DataFrame {list(self.columns)}; "
+                f"missing {missing}, unknown {unknown}"
+            )
         entries = [value[c] for c in self.columns]
         if not pair:
             return np.asarray(entries, dtype=object)
@@ -144,14 +146,18 @@ def from_table(x, name: str):
     frame = _is_frame(x)
     columns = tuple(x.columns) if frame else None
     dtypes = list(x.dtypes) if frame else [x.dtype]
-    bad = [(c, str(d)) for c, d in zip(columns or [getattr(x, "name", name)], dtypes, strict=True)
-           if not _numeric_dtype(lib, d)]
+    bad = [
+        (c, str(d))
+        for c, d in zip(columns or [getattr(x, "name", name)], dtypes, strict=True)
+        if not _numeric_dtype(lib, d)
+    ]
     if bad:
         listed = ", ".join(f"{c!r} ({d})" for c, d in bad)
         raise DataValidationError(
             f"{name} has non-numeric column(s) {listed}: select the numeric columns (for example "
             f"{name}[[...numeric columns...]]), or release the counts of a categorical column with "
-            "dps.histogram(column, epsilon, categories=[...public list...])")
+            "dps.histogram(column, epsilon, categories=[...public list...])"
+        )
     values = _to_float(x, lib)
     return values, TableSource(lib, columns, None if frame else getattr(x, "name", None))
 
@@ -178,8 +184,9 @@ def labels(x, name: str):
     """
     lib = library(x)
     if lib is not None and _is_frame(x):
-        raise DataValidationError(f"{name} must be one column (a Series); got a DataFrame with columns "
-                                  f"{list(x.columns)}: pass {name}[column]")
+        raise DataValidationError(
+            f"{name} must be one column (a Series); got a DataFrame with columns {list(x.columns)}: pass {name}[column]"
+        )
     if lib == "pandas":
         values = x.astype(object).where(x.notna(), None).to_numpy(dtype=object)
         return values, TableSource(lib, None, x.name)
@@ -217,8 +224,10 @@ def check_weights(weights, shape: tuple[int, ...], table: TableSource | None) ->
     try:
         array = np.broadcast_to(np.asarray(weights, dtype=np.float64), shape)
     except (TypeError, ValueError) as err:
-        raise ParameterError(f"weights must be positive numbers, one per coordinate of the release {shape} (a dict "
-                             f"{{column: weight}} for a DataFrame); got {weights!r}") from err
+        raise ParameterError(
+            f"weights must be positive numbers, one per coordinate of the release {shape} (a dict "
+            f"{{column: weight}} for a DataFrame); got {weights!r}"
+        ) from err
     if not (np.isfinite(array).all() and (array > 0).all()):
         raise ParameterError(f"weights must be finite numbers > 0; got {np.asarray(weights).tolist()!r}")
     return array
@@ -242,4 +251,3 @@ def named_rows(columns: str):
         return wrapper
 
     return decorate
-

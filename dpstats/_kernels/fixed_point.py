@@ -94,8 +94,10 @@ class FixedPoint:
         bits = _SQUARE_BITS if squares else _SUM_BITS
         magnitude = np.maximum(np.abs(lo), np.abs(hi))
         if (magnitude < 2.0**-900).any():
-            raise ParameterError(f"bounds are too close to 0 (largest magnitude {float(magnitude.min()):.3g}) for "
-                                 "the fixed-point grid of the records; rescale the data")
+            raise ParameterError(
+                f"bounds are too close to 0 (largest magnitude {float(magnitude.min()):.3g}) for "
+                "the fixed-point grid of the records; rescale the data"
+            )
         exponent = np.ceil(np.log2(magnitude)).astype(int) - bits
         return cls(lo, hi, exponent, squares)
 
@@ -115,10 +117,10 @@ class FixedPoint:
         b_buffer = np.empty_like(q_buffer) if self.squares else None
         inside = self._inside_clipped if clip else self._inside
         for j in range(blocks):
-            block = records[j * rows:(j + 1) * rows]
+            block = records[j * rows : (j + 1) * rows]
             if not inside(block):
                 return self._violations(records, clip)
-            q = q_buffer[:block.shape[0]]
+            q = q_buffer[: block.shape[0]]
             if clip:
                 np.clip(block, self.lo, self.hi, out=q)
                 block = q
@@ -126,7 +128,7 @@ class FixedPoint:
             np.rint(q, out=q)
             found[0, j] = np.einsum("ij->j", q)
             if self.squares:  # q = a·2^13 + b, 0 <= b < 2^13: a², ab and b² sum exactly
-                b = b_buffer[:q.shape[0]]
+                b = b_buffer[: q.shape[0]]
                 np.multiply(q, 1.0 / _SPLIT, out=b)
                 np.floor(b, out=b)  # a, for now
                 found[1, j] = np.einsum("ij,ij->j", b, b)
@@ -168,8 +170,14 @@ class FixedPoint:
         unit = _reshape(np.array([Fraction(2) ** int(e) for e in self.exponent], dtype=object), shape)
         scale = np.ldexp(1.0, -self.exponent)
         q_lo, q_hi = np.rint(self.lo * scale), np.rint(self.hi * scale)
-        return BoundedSums(found.n, unit, q_lo.astype(np.int64).reshape(shape), q_hi.astype(np.int64).reshape(shape),
-                           _reshape(found.sums, shape), squares)
+        return BoundedSums(
+            found.n,
+            unit,
+            q_lo.astype(np.int64).reshape(shape),
+            q_hi.astype(np.int64).reshape(shape),
+            _reshape(found.sums, shape),
+            squares,
+        )
 
 
 @dataclass(frozen=True)
@@ -191,7 +199,8 @@ class BinCounts:
         if self.outside:
             raise OutOfBoundsError(
                 f"{name} has {self.outside} value(s) outside the declared range [{lower:g}, {upper:g}]; fix "
-                "the range, clip the data yourself, or pass clip=True (clipping keeps the privacy guarantee)")
+                "the range, clip the data yourself, or pass clip=True (clipping keeps the privacy guarantee)"
+            )
         return self.counts
 
 

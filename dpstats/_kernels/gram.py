@@ -31,8 +31,15 @@ from .blocks import block_rows
 from .reduce import DyadicSum, ExactSum
 from .rows import NORM_TOLERANCE
 
-__all__ = ["GridGram", "float_gram_error", "gram_block_rows", "gram_reduction", "grid_gram_slack",
-           "norm_bound_squared", "symmetric_from_upper"]
+__all__ = [
+    "GridGram",
+    "float_gram_error",
+    "gram_block_rows",
+    "gram_reduction",
+    "grid_gram_slack",
+    "norm_bound_squared",
+    "symmetric_from_upper",
+]
 
 # Gram matrices: rows per block are bounded so that the per-block rounding slack stays small (see grid_gram_slack).
 _GRAM_BLOCK_BYTES = 16 * 2**20

@@ -69,8 +69,12 @@ class ExactSum:
 
     def extend(self, other: ExactSum) -> None:
         """Add another accumulator's total."""
-        if self._slow is None and other._slow is None and self._room == other._room \
-                and self._count + other._count <= self._room:  # still no overflow possible: stay in int64
+        if (
+            self._slow is None
+            and other._slow is None
+            and self._room == other._room
+            and self._count + other._count <= self._room
+        ):  # still no overflow possible: stay in int64
             self._fast += other._fast
             self._count += other._count
             return
@@ -178,8 +182,9 @@ def _add_checks(a, b):
     return a if b is None else a + b
 
 
-def chunk_part(arrays: tuple, start: int, n: int, rows: int, leaf: Callable, new_sum: Callable,
-               check: Callable | None = None) -> Part:
+def chunk_part(
+    arrays: tuple, start: int, n: int, rows: int, leaf: Callable, new_sum: Callable, check: Callable | None = None
+) -> Part:
     """The :class:`Part` of rows [start, start + len(arrays[0])) of data with ``n`` rows in blocks of ``rows``.
 
     Parameters
@@ -205,7 +210,7 @@ def chunk_part(arrays: tuple, start: int, n: int, rows: int, leaf: Callable, new
         j = position // rows
         block_start, block_stop = _block_range(j, rows, n)
         end = min(block_stop, stop)
-        segment = tuple(a[position - start:end - start] for a in arrays)
+        segment = tuple(a[position - start : end - start] for a in arrays)
         if check is not None:
             part.checks = _add_checks(part.checks, check(*segment))
         if part.checks is None:

@@ -16,8 +16,14 @@ import numpy as np
 from .._validation import check_finite, raise_nonfinite
 from ..exceptions import OutOfBoundsError
 
-__all__ = ["NORM_TOLERANCE", "RowNormViolations", "check_row_norms", "clip_rows_to_norm", "row_norm_violations",
-           "scaled_rows"]
+__all__ = [
+    "NORM_TOLERANCE",
+    "RowNormViolations",
+    "check_row_norms",
+    "clip_rows_to_norm",
+    "row_norm_violations",
+    "scaled_rows",
+]
 
 # Rows produced by dividing by a norm can exceed 1 by a few ulps; this tolerance on
 # the squared norm absorbs rounding only (it moves a sensitivity by < 1e-10).
@@ -34,8 +40,9 @@ class RowNormViolations:
     largest: float = 0.0
 
     def __add__(self, other: RowNormViolations) -> RowNormViolations:
-        return RowNormViolations(self.nonfinite + other.nonfinite, self.over + other.over,
-                                 max(self.largest, other.largest))
+        return RowNormViolations(
+            self.nonfinite + other.nonfinite, self.over + other.over, max(self.largest, other.largest)
+        )
 
     def raise_error(self, name: str, max_norm: float = 1.0) -> None:
         """Raise the error these violations call for (non-finite values first)."""
@@ -61,6 +68,7 @@ def row_norm_violations(X: np.ndarray, max_norm: float = 1.0) -> RowNormViolatio
             return RowNormViolations(nonfinite=bad)
     over = sq > limit  # an overflowing square of finite values counts as over the bound
     return RowNormViolations(over=int(over.sum()), largest=float(sq.max()))
+
 
 def check_row_norms(X: np.ndarray, name: str = "X", *, max_norm: float = 1.0, clip: bool = False) -> np.ndarray:
     """Check that every row of the 2-D array ``X`` has L2 norm <= ``max_norm`` (non-finite values are caught in the

@@ -30,13 +30,10 @@ from .ledger import (
     format_table,
 )
 
-__all__ = ["DEFAULT_DELTA", "Accountant", "ParallelBlock",
-           "charge", "check_accountant"]
+__all__ = ["DEFAULT_DELTA", "Accountant", "ParallelBlock", "charge", "check_accountant"]
 
 #: δ of an Accountant created without one: small against 1/n for data sets up to a million rows.
 DEFAULT_DELTA = 1e-6
-
-
 
 
 class Accountant:
@@ -87,9 +84,16 @@ class Accountant:
     (0.5, 0.0)
     """
 
-    def __init__(self, epsilon: float, delta: float = DEFAULT_DELTA, *, composition: str = "pld",
-                 slack: float | None = None, allow_unproven: bool = False,
-                 ledger_file: str | os.PathLike | None = None) -> None:
+    def __init__(
+        self,
+        epsilon: float,
+        delta: float = DEFAULT_DELTA,
+        *,
+        composition: str = "pld",
+        slack: float | None = None,
+        allow_unproven: bool = False,
+        ledger_file: str | os.PathLike | None = None,
+    ) -> None:
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
         self.composition = check_choice(composition, "composition", RULES)
@@ -169,8 +173,9 @@ class Accountant:
         """Record a release of (ε, δ) known by nothing else, after checking it fits."""
         self.record(mechanism, [_generic_event(epsilon, delta)], note=note)
 
-    def record(self, mechanism: str, events, *, note: str = "", proven: bool = True,
-               _slot: tuple[int, int] | None = None) -> LedgerEntry:
+    def record(
+        self, mechanism: str, events, *, note: str = "", proven: bool = True, _slot: tuple[int, int] | None = None
+    ) -> LedgerEntry:
         """Check, then record, a release made of ``events``; returns its ledger entry.
 
         Raises :class:`BudgetExceededError` (or :class:`UnprovenGuaranteeError`)
@@ -281,8 +286,7 @@ class Accountant:
         return equal_share(self, parts)
 
     def calibrate(self, plan):
-        """Per-release (ε, δ) that use what remains of the budget exactly; see :func:`dpstats.accounting.calibrate`.
-        """
+        """Per-release (ε, δ) that use what remains of the budget exactly; see :func:`dpstats.accounting.calibrate`."""
         from .plan import calibrate
 
         return calibrate(plan, self)
@@ -304,8 +308,13 @@ class Accountant:
         return acc
 
     def _header(self) -> dict:
-        return {"epsilon": self.epsilon, "delta": self.delta, "composition": self.composition, "slack": self.slack,
-                "allow_unproven": self.allow_unproven}
+        return {
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "composition": self.composition,
+            "slack": self.slack,
+            "allow_unproven": self.allow_unproven,
+        }
 
     # ------------------------------------------------------------------ sharing across processes
 
@@ -375,8 +384,10 @@ class Accountant:
 
     def __repr__(self) -> str:
         eps, delta = self.spent
-        return (f"Accountant(epsilon={self.epsilon:g}, delta={self.delta:g}, composition={self.composition!r}; "
-                f"spent epsilon={eps:.6g}, delta={delta:.3g} in {len(self.ledger)} release(s))")
+        return (
+            f"Accountant(epsilon={self.epsilon:g}, delta={self.delta:g}, composition={self.composition!r}; "
+            f"spent epsilon={eps:.6g}, delta={delta:.3g} in {len(self.ledger)} release(s))"
+        )
 
     def __str__(self) -> str:
         return "\n".join([repr(self), *format_table(self.ledger)])
@@ -440,8 +451,13 @@ def _generic_event(epsilon: float, delta: float) -> Event:
 
 def _budget_kwargs(header: dict) -> dict:
     try:
-        return {"epsilon": header["epsilon"], "delta": header["delta"], "composition": header["composition"],
-                "slack": header.get("slack"), "allow_unproven": header.get("allow_unproven", False)}
+        return {
+            "epsilon": header["epsilon"],
+            "delta": header["delta"],
+            "composition": header["composition"],
+            "slack": header.get("slack"),
+            "allow_unproven": header.get("allow_unproven", False),
+        }
     except KeyError as err:
         raise ParameterError(f"ledger header lacks {err}") from err
 
@@ -453,8 +469,10 @@ def check_accountant(accountant):
     type fails before any work is done.
     """
     if accountant is not None and not isinstance(accountant, Accountant | _Branch):
-        raise ParameterError(f"accountant must be a dpstats.Accountant (or a branch of Accountant.parallel) or None; "
-                             f"got {type(accountant).__name__}")
+        raise ParameterError(
+            f"accountant must be a dpstats.Accountant (or a branch of Accountant.parallel) or None; "
+            f"got {type(accountant).__name__}"
+        )
     return accountant
 
 

@@ -78,8 +78,9 @@ class Parallel:
 Item = Event | Parallel
 
 
-def compose(items: Sequence[Item], rule: str, budget_delta: float, *, slack: float | None = None
-            ) -> tuple[float, float]:
+def compose(
+    items: Sequence[Item], rule: str, budget_delta: float, *, slack: float | None = None
+) -> tuple[float, float]:
     """Total (ε, δ) of ``items`` under ``rule`` (see the module docstring), never below the truth."""
     if not items:
         return 0.0, 0.0
@@ -114,15 +115,17 @@ def _flatten_max(items: Sequence[Item]) -> list[tuple[float, float]]:
 
 
 def _exact_sums(events: Sequence[Event]) -> tuple[Fraction, Fraction]:
-    return sum((Fraction(e.epsilon) for e in events), Fraction(0)), sum((Fraction(e.delta) for e in events),
-                                                                         Fraction(0))
+    return sum((Fraction(e.epsilon) for e in events), Fraction(0)), sum(
+        (Fraction(e.delta) for e in events), Fraction(0)
+    )
 
 
 def basic_total(items: Sequence[Item]) -> tuple[float, float]:
     """(Σε_i, Σδ_i) of ``items``, summed exactly and rounded up (parallel blocks count as their largest part)."""
     pairs = _flatten_max(items)
-    return float_up(sum((Fraction(e) for e, _ in pairs), Fraction(0))), float_up(sum((Fraction(d) for _, d in pairs),
-                                                                          Fraction(0)))
+    return float_up(sum((Fraction(e) for e, _ in pairs), Fraction(0))), float_up(
+        sum((Fraction(d) for _, d in pairs), Fraction(0))
+    )
 
 
 def _advanced(items: Sequence[Item], slack: float | None) -> tuple[float, float]:
@@ -175,9 +178,12 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
 
     # The optimal α is at least (1 + ε/ρ)/2; search a bracket around it on a log scale.
     centre = max(1.0 + 1e-9, (1.0 + epsilon / rho) / 2.0)
-    res = minimize_scalar(lambda t: _log_zcdp_delta(rho, epsilon, 1.0 + math.exp(t)),
-                          bounds=(math.log(1e-9), math.log(4.0 * centre + 10.0)), method="bounded",
-                          options={"xatol": 1e-10})
+    res = minimize_scalar(
+        lambda t: _log_zcdp_delta(rho, epsilon, 1.0 + math.exp(t)),
+        bounds=(math.log(1e-9), math.log(4.0 * centre + 10.0)),
+        method="bounded",
+        options={"xatol": 1e-10},
+    )
     return min(1.0, math.exp(res.fun))
 
 
@@ -249,8 +255,13 @@ def _dominating_gaussian(parts: Sequence[Sequence[Gaussian]]) -> Gaussian:
     multiplier = min(_combined_multiplier(part) for part in parts)
     failure = max(float_up(sum((Fraction(e.failure) for e in part), Fraction(0))) for part in parts)
     sums = [_exact_sums(part) for part in parts]
-    return Gaussian(float_up(max(e for e, _ in sums)), float_up(max(d for _, d in sums)), sigma=multiplier,
-                    sensitivity=1.0, failure=failure)
+    return Gaussian(
+        float_up(max(e for e, _ in sums)),
+        float_up(max(d for _, d in sums)),
+        sigma=multiplier,
+        sensitivity=1.0,
+        failure=failure,
+    )
 
 
 def _combined_multiplier(part: Sequence[Gaussian]) -> float:

@@ -81,8 +81,9 @@ class Event:
         (ε, δ) guarantee unless a subclass knows better)."""
         from dp_accounting.pld import privacy_loss_distribution as pld
 
-        return pld.from_privacy_parameters(_dp_parameters(self.epsilon, self.delta),
-                                           value_discretization_interval=discretization)
+        return pld.from_privacy_parameters(
+            _dp_parameters(self.epsilon, self.delta), value_discretization_interval=discretization
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form: ``{"type": kind, field: value, ...}``."""
@@ -150,8 +151,13 @@ class Laplace(Event):
     @classmethod
     def calibrated(cls, scale: float, sensitivity: float, *, discrete: bool = False, coordinates: int = 1) -> Laplace:
         """The event of Laplace(``scale``) noise on a query of L1 sensitivity ``sensitivity``."""
-        return cls(epsilon=sensitivity / scale, scale=scale, sensitivity=sensitivity, discrete=discrete,
-                   coordinates=coordinates)
+        return cls(
+            epsilon=sensitivity / scale,
+            scale=scale,
+            sensitivity=sensitivity,
+            discrete=discrete,
+            coordinates=coordinates,
+        )
 
     def pld(self, discretization: float = PLD_DISCRETIZATION):
         from dp_accounting.pld import privacy_loss_distribution as pld
@@ -159,10 +165,12 @@ class Laplace(Event):
         if self.coordinates != 1:
             return super().pld(discretization)
         if self.discrete and float(self.sensitivity).is_integer():
-            return pld.from_discrete_laplace_mechanism(1.0 / self.scale, sensitivity=int(self.sensitivity),
-                                                       value_discretization_interval=discretization)
-        return pld.from_laplace_mechanism(self.scale, sensitivity=self.sensitivity,
-                                          value_discretization_interval=discretization)
+            return pld.from_discrete_laplace_mechanism(
+                1.0 / self.scale, sensitivity=int(self.sensitivity), value_discretization_interval=discretization
+            )
+        return pld.from_laplace_mechanism(
+            self.scale, sensitivity=self.sensitivity, value_discretization_interval=discretization
+        )
 
     def describe(self) -> str:
         kind = "discrete Laplace" if self.discrete else "Laplace"
@@ -221,8 +229,9 @@ class Gaussian(Event):
     def pld(self, discretization: float = PLD_DISCRETIZATION):
         from dp_accounting.pld import privacy_loss_distribution as pld
 
-        return pld.from_gaussian_mechanism(self.combined_multiplier, sensitivity=1.0,
-                                           value_discretization_interval=discretization)
+        return pld.from_gaussian_mechanism(
+            self.combined_multiplier, sensitivity=1.0, value_discretization_interval=discretization
+        )
 
     def describe(self) -> str:
         kind = "discrete Gaussian" if self.discrete else "Gaussian"

@@ -54,8 +54,14 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-__all__ = ["SMOOTHING_SIGMA", "dominating_sigma", "exact_gaussian_privacy_gap", "gaussian_epsilon",
-           "gaussian_privacy_gap", "raise_until_exact"]
+__all__ = [
+    "SMOOTHING_SIGMA",
+    "dominating_sigma",
+    "exact_gaussian_privacy_gap",
+    "gaussian_epsilon",
+    "gaussian_privacy_gap",
+    "raise_until_exact",
+]
 
 #: σ₁ of the smoothing lemma (module docstring): the discrete Gaussian N_Z(0, σ²) is accounted as the continuous
 #: Gaussian mechanism with σ_c = √(σ² − σ₁²).
@@ -121,8 +127,7 @@ def gaussian_epsilon(noise_multiplier: float, delta: float) -> float:
         else:
             hi = mid
     # The float gap loses precision to cancellation: check with 60 digits and move up until the exact gap fits.
-    return raise_until_exact(hi * ROUND_UP,
-                              lambda e: exact_gaussian_privacy_gap(noise_multiplier, 1.0, e) <= delta)
+    return raise_until_exact(hi * ROUND_UP, lambda e: exact_gaussian_privacy_gap(noise_multiplier, 1.0, e) <= delta)
 
 
 def dominating_sigma(sigma: float) -> float:

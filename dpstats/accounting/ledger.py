@@ -55,15 +55,27 @@ class LedgerEntry:
         return cls(mechanism, epsilon, delta, note, events, proven)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"mechanism": self.mechanism, "epsilon": self.epsilon, "delta": self.delta, "note": self.note,
-                "proven": self.proven, "events": [e.to_dict() for e in self.events]}
+        return {
+            "mechanism": self.mechanism,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "note": self.note,
+            "proven": self.proven,
+            "events": [e.to_dict() for e in self.events],
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LedgerEntry:
         try:
             events = tuple(event_from_dict(e) for e in data["events"])
-            return cls(str(data["mechanism"]), float(data["epsilon"]), float(data["delta"]), str(data.get("note", "")),
-                       events, bool(data.get("proven", True)))
+            return cls(
+                str(data["mechanism"]),
+                float(data["epsilon"]),
+                float(data["delta"]),
+                str(data.get("note", "")),
+                events,
+                bool(data.get("proven", True)),
+            )
         except (KeyError, TypeError) as err:
             raise ParameterError(f"malformed ledger entry {data!r}: {err}") from err
 
@@ -144,11 +156,19 @@ def format_table(entries: list[LedgerEntry]) -> list[str]:
     for e in entries:
         mechanism = e.mechanism + ("" if e.proven else " (UNPROVEN)")
         label = f"{e.part}: " if e.part else ""
-        rows.append((mechanism, f"{e.epsilon:.6g}", f"{e.delta:.3g}", "; ".join(ev.describe() for ev in e.events),
-                     label + e.note))
+        rows.append(
+            (
+                mechanism,
+                f"{e.epsilon:.6g}",
+                f"{e.delta:.3g}",
+                "; ".join(ev.describe() for ev in e.events),
+                label + e.note,
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     lines = []
     for r in rows:
-        lines.append(f"{r[0]:<{widths[0]}}  {r[1]:>{widths[1]}}  {r[2]:>{widths[2]}}  {r[3]:<{widths[3]}}  {r[4]}"
-                     .rstrip())
+        lines.append(
+            f"{r[0]:<{widths[0]}}  {r[1]:>{widths[1]}}  {r[2]:>{widths[2]}}  {r[3]:<{widths[3]}}  {r[4]}".rstrip()
+        )
     return lines

@@ -115,8 +115,11 @@ def calibrate(plan: Sequence[Planned], accountant) -> list[Allocation]:
     base = accountant.composition_items()
     target = accountant.epsilon * (1.0 - TOLERANCE)
     n_gaussian = sum(p.count for p in plan if p.kind == "gaussian")
-    gaussian_delta = split_epsilon(accountant.delta, n_gaussian) if accountant.composition in ("basic", "advanced") \
-        and n_gaussian and accountant.delta > 0 else accountant.delta
+    gaussian_delta = (
+        split_epsilon(accountant.delta, n_gaussian)
+        if accountant.composition in ("basic", "advanced") and n_gaussian and accountant.delta > 0
+        else accountant.delta
+    )
     if n_gaussian and gaussian_delta <= 0:
         raise ParameterError("the plan has Gaussian releases but the budget's delta is 0")
 

@@ -22,14 +22,18 @@ def _parser() -> argparse.ArgumentParser:
     report = commands.add_parser("report", help="execute the notebooks of the manifest and write a report")
     report.add_argument("names", nargs="*", metavar="NAME", help="notebooks to run (default: all in the manifest)")
     report.add_argument("--profile", choices=("quick", "full"), default="quick", help="parameter set (default quick)")
-    report.add_argument("--out", default=None,
-                        help="report folder (default: reports/ for --profile full, reports/_quick/ for quick; "
-                             "a quick run never overwrites a full-profile record)")
+    report.add_argument(
+        "--out",
+        default=None,
+        help="report folder (default: reports/ for --profile full, reports/_quick/ for quick; "
+        "a quick run never overwrites a full-profile record)",
+    )
     report.add_argument("--jobs", type=int, default=1, help="notebooks run in parallel (default 1)")
     report.add_argument("--manifest", default=None, help="manifest file (default notebooks/reports.toml)")
     report.add_argument("--no-progress", action="store_true", help="print no progress lines")
-    report.add_argument("--interval", type=float, default=15.0,
-                        help="seconds between progress lines of a running notebook (default 15)")
+    report.add_argument(
+        "--interval", type=float, default=15.0, help="seconds between progress lines of a running notebook (default 15)"
+    )
 
     data = commands.add_parser("data", help="list or download the real datasets")
     data_commands = data.add_subparsers(dest="data_command", required=True)
@@ -44,8 +48,15 @@ def _parser() -> argparse.ArgumentParser:
 def _report(args) -> int:
     from .reports import run_reports
 
-    report = run_reports(args.names, profile=args.profile, out=args.out, jobs=args.jobs, manifest=args.manifest,
-                         progress=not args.no_progress, interval=args.interval)
+    report = run_reports(
+        args.names,
+        profile=args.profile,
+        out=args.out,
+        jobs=args.jobs,
+        manifest=args.manifest,
+        progress=not args.no_progress,
+        interval=args.interval,
+    )
     for result in report.ran:
         status = "ok" if result.ok else f"FAILED: {result.error}"
         print(f"{result.name:<28} {result.seconds:7.1f} s  {status}")

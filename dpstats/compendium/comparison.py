@@ -37,11 +37,24 @@ from .experiments import Table
 __all__ = ["COLUMNS", "NOT_COMPARABLE", "VERDICTS", "Claim", "comparison_table", "data_absent", "verdict_counts"]
 
 REPRODUCED, EXPLAINED, NOT_REPRODUCED, NOT_RUN = (
-    "reproduced within tolerance", "differs, explained", "not reproduced", "not run")
+    "reproduced within tolerance",
+    "differs, explained",
+    "not reproduced",
+    "not run",
+)
 NOT_COMPARABLE = "quick profile, not comparable"
 VERDICTS = (REPRODUCED, EXPLAINED, NOT_REPRODUCED, NOT_RUN, NOT_COMPARABLE)
-COLUMNS = ("claim / quantity", "setting", "unit", "published", "reproduced", "difference", "tolerance", "verdict",
-           "reason")
+COLUMNS = (
+    "claim / quantity",
+    "setting",
+    "unit",
+    "published",
+    "reproduced",
+    "difference",
+    "tolerance",
+    "verdict",
+    "reason",
+)
 
 
 @dataclass(frozen=True)
@@ -95,8 +108,9 @@ class Claim:
         agrees = self.holds
         if agrees is None:
             if self.difference is None or not _is_number(self.tolerance):
-                raise ValueError(f"claim {self.claim!r}: give holds=, or numbers for published, reproduced and "
-                                 "tolerance")
+                raise ValueError(
+                    f"claim {self.claim!r}: give holds=, or numbers for published, reproduced and tolerance"
+                )
             agrees = abs(self.difference) <= float(self.tolerance)
         if agrees:
             return REPRODUCED
@@ -116,9 +130,19 @@ def comparison_table(claims: Iterable[Claim], *, profile: str = "full", fmt: str
     for c in claims:
         verdict = c.verdict(profile)
         difference = c.difference if verdict != NOT_COMPARABLE else None
-        rows.append([c.claim, c.setting, c.unit, c.published, "—" if c.reproduced is None else c.reproduced,
-                     "—" if difference is None else difference, "—" if c.tolerance is None else c.tolerance,
-                     verdict, c.reason])
+        rows.append(
+            [
+                c.claim,
+                c.setting,
+                c.unit,
+                c.published,
+                "—" if c.reproduced is None else c.reproduced,
+                "—" if difference is None else difference,
+                "—" if c.tolerance is None else c.tolerance,
+                verdict,
+                c.reason,
+            ]
+        )
     return Table(COLUMNS, rows, fmt=fmt)
 
 
@@ -134,6 +158,8 @@ def data_absent(name: str) -> str:
     from . import datasets
 
     spec = datasets.DATASETS[name]
-    return (f"{spec.filename} is not in the data folder (DPSTATS_DATA, default ~/.cache/dpstats; the project's shared "
-            f"data folder does not hold it): run `dpstats data fetch {name}`, then rerun this notebook or "
-            "`dpstats report` to fill this row")
+    return (
+        f"{spec.filename} is not in the data folder (DPSTATS_DATA, default ~/.cache/dpstats; the project's shared "
+        f"data folder does not hold it): run `dpstats data fetch {name}`, then rerun this notebook or "
+        "`dpstats report` to fill this row"
+    )

@@ -104,7 +104,6 @@ COVTYPE_FEATURES = 54
 _SUBSETS = ("train", "test", "all")
 
 
-
 # --------------------------------------------------------------------------- files
 
 
@@ -423,8 +422,9 @@ def make_synthetic_pca(n: int = 60000, d: int = 100, k: int = 10, *, rng=None) -
     return check_rng(rng).standard_normal((n, cov.shape[0])) @ L.T
 
 
-def make_two_class_gaussian(n: int = 5000, d: int = 100, k: int = 10, *, mahalanobis: float = 3.2,
-                            rng=None) -> tuple[np.ndarray, np.ndarray]:
+def make_two_class_gaussian(
+    n: int = 5000, d: int = 100, k: int = 10, *, mahalanobis: float = 3.2, rng=None
+) -> tuple[np.ndarray, np.ndarray]:
     """The two-class Gaussian set of the ICASSP 2016 classification table (Table 1).
 
     Section 4: "(d = 100, n = 5000) generated i.i.d. Gaussian with one of two
@@ -453,8 +453,9 @@ def make_two_class_gaussian(n: int = 5000, d: int = 100, k: int = 10, *, mahalan
     return X, y
 
 
-def make_two_view(n: int = 10000, d_x: int = 20, d_y: int = 20, k: int = 3, *, noise: float = 0.5,
-                  rng=None) -> tuple[np.ndarray, np.ndarray]:
+def make_two_view(
+    n: int = 10000, d_x: int = 20, d_y: int = 20, k: int = 3, *, noise: float = 0.5, rng=None
+) -> tuple[np.ndarray, np.ndarray]:
     """Two views driven by shared latent sources, for CCA.
 
     ``Z`` (n × k) has iid N(0, 1) entries; ``X = Z Aᵀ + noise·E_x`` and
@@ -481,8 +482,7 @@ def make_two_view(n: int = 10000, d_x: int = 20, d_y: int = 20, k: int = 3, *, n
     return X, Y
 
 
-def make_low_rank(m: int = 2000, n: int = 50, rank: int = 5, *, coherence: str = "low",
-                  rng=None) -> np.ndarray:
+def make_low_rank(m: int = 2000, n: int = 50, rank: int = 5, *, coherence: str = "low", rng=None) -> np.ndarray:
     """An exactly rank-``rank`` m × n matrix of low or high coherence (Hardt & Roth 2012).
 
     ``A = U diag(s) Vᵀ`` with singular values s = (rank, rank − 1, ..., 1)

@@ -24,7 +24,6 @@ _CHUNK = 1 << 16
 _TIMEOUT = 30.0
 
 
-
 def sha256sum(path: str | os.PathLike) -> str:
     """Hex SHA-256 digest of the file at ``path``."""
     digest = hashlib.sha256()

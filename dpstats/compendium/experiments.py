@@ -70,8 +70,15 @@ def progress(iterable=None, **options):
 _progress_bar = progress  # sweep's own parameter is called `progress`
 
 
-def sweep(fn: Callable[[object, np.random.Generator], object], grid: Sequence, *, n_seeds: int, seed: int,
-          desc: str | None = None, progress: bool = True) -> np.ndarray:
+def sweep(
+    fn: Callable[[object, np.random.Generator], object],
+    grid: Sequence,
+    *,
+    n_seeds: int,
+    seed: int,
+    desc: str | None = None,
+    progress: bool = True,
+) -> np.ndarray:
     """Run ``fn(value, rng)`` for every grid value and ``n_seeds`` independent generators.
 
     Parameters

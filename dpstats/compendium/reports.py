@@ -193,9 +193,16 @@ def load_manifest(path: str | Path | None = None) -> Manifest:
     return Manifest(path=path.resolve(), seed=seed, notebooks=notebooks)
 
 
-def run_reports(names=None, *, profile: str = "quick", out: str | Path | None = None, jobs: int = 1,
-                manifest: str | Path | Manifest | None = None, progress: bool = True,
-                interval: float = 15.0) -> Report:
+def run_reports(
+    names=None,
+    *,
+    profile: str = "quick",
+    out: str | Path | None = None,
+    jobs: int = 1,
+    manifest: str | Path | Manifest | None = None,
+    progress: bool = True,
+    interval: float = 15.0,
+) -> Report:
     """Execute the selected notebooks, record each in its folder, and rebuild the index of the report folder.
 
     Parameters
@@ -259,8 +266,15 @@ def run_reports(names=None, *, profile: str = "quick", out: str | Path | None = 
             for future in as_completed(futures):
                 finished(future.result())
     results = write_index(out, manifest)
-    return Report(out=out, profile=profile, seed=manifest.seed, ran=[done[spec.name] for spec in specs],
-                  results=results, seconds=time.perf_counter() - start, manifest=manifest.path)
+    return Report(
+        out=out,
+        profile=profile,
+        seed=manifest.seed,
+        ran=[done[spec.name] for spec in specs],
+        results=results,
+        seconds=time.perf_counter() - start,
+        manifest=manifest.path,
+    )
 
 
 def _refuse_to_overwrite_full(out: Path, specs) -> None:
@@ -293,8 +307,9 @@ def _legacy_header(out: Path) -> dict[str, str]:
     return header
 
 
-def _run_one(spec: NotebookSpec, profile: str, seed: int, out: Path, root: Path,
-             interval: float | None) -> NotebookResult:
+def _run_one(
+    spec: NotebookSpec, profile: str, seed: int, out: Path, root: Path, interval: float | None
+) -> NotebookResult:
     """Execute one notebook with papermill and write its run.json; never raises."""
     folder = out / spec.name
     folder.mkdir(parents=True, exist_ok=True)
@@ -310,9 +325,18 @@ def _run_one(spec: NotebookSpec, profile: str, seed: int, out: Path, root: Path,
         error = execute(spec.path, executed, parameters, name=spec.name, root=root, interval=interval)
     except Exception as err:  # papermill or the kernel could not even start
         error = summarize_error(err)
-    record = {"name": spec.name, "title": spec.title, "ok": not error, "seconds": round(time.perf_counter() - start, 1),
-              "error": error, "profile": profile, "seed": seed, "revision": revision, "started": started,
-              "environment": _environment()}
+    record = {
+        "name": spec.name,
+        "title": spec.title,
+        "ok": not error,
+        "seconds": round(time.perf_counter() - start, 1),
+        "error": error,
+        "profile": profile,
+        "seed": seed,
+        "revision": revision,
+        "started": started,
+        "environment": _environment(),
+    }
     (folder / RUN_FILE).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return _result(folder, record)
 
@@ -320,12 +344,18 @@ def _run_one(spec: NotebookSpec, profile: str, seed: int, out: Path, root: Path,
 def _result(folder: Path, record: dict) -> NotebookResult:
     notebook = folder / f"{folder.name}.ipynb"
     return NotebookResult(
-        name=folder.name, title=record.get("title", folder.name), ok=bool(record.get("ok", True)),
-        seconds=float(record.get("seconds", float("nan"))), error=record.get("error", ""),
-        profile=record.get("profile", "unknown"), revision=record.get("revision", "unknown"),
-        started=record.get("started", "unknown"), environment=record.get("environment", {}),
+        name=folder.name,
+        title=record.get("title", folder.name),
+        ok=bool(record.get("ok", True)),
+        seconds=float(record.get("seconds", float("nan"))),
+        error=record.get("error", ""),
+        profile=record.get("profile", "unknown"),
+        revision=record.get("revision", "unknown"),
+        started=record.get("started", "unknown"),
+        environment=record.get("environment", {}),
         notebook=notebook if notebook.is_file() else None,
-        figures=sorted(folder.glob("*.png")), tables=sorted(folder.glob("*.csv")),
+        figures=sorted(folder.glob("*.png")),
+        tables=sorted(folder.glob("*.csv")),
     )
 
 
@@ -346,8 +376,12 @@ def read_record(out: str | Path, manifest: str | Path | Manifest | None = None) 
         if run.is_file():
             record = json.loads(run.read_text(encoding="utf-8"))
         elif (folder / f"{spec.name}.ipynb").is_file():
-            record = {"ok": True, "profile": legacy.get("profile", "unknown"),
-                      "revision": legacy.get("git revision", "unknown"), "started": legacy.get("started (UTC)", "")}
+            record = {
+                "ok": True,
+                "profile": legacy.get("profile", "unknown"),
+                "revision": legacy.get("git revision", "unknown"),
+                "started": legacy.get("started (UTC)", ""),
+            }
         else:
             continue
         results.append(_result(folder, {**record, "title": spec.title}))
@@ -363,10 +397,22 @@ def git_revision(folder: Path, report: Path | None = None) -> str:
     inside = report is not None and Path(report).resolve().is_relative_to(Path(folder).resolve())
     exclude = [f":(exclude){relative(report, folder)}"] if inside else []
     try:
-        rev = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=folder, capture_output=True,
-                             text=True, check=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ":/", *exclude],
-                               cwd=folder, capture_output=True, text=True, check=True, timeout=10).stdout.strip()
+        rev = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=10,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", ":/", *exclude],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=10,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown (not a git checkout)"
     return rev + ("+dirty" if dirty else "")
@@ -392,13 +438,18 @@ def write_index(out: str | Path, manifest: str | Path | Manifest | None = None) 
         manifest = load_manifest(manifest)
     results = read_record(out, manifest)
     lines = ["# dpstats report", "", "| | |", "|---|---|", *[f"| {k} | {v} |" for k, v in _header(results, manifest)]]
-    lines += ["", "| notebook | status | profile | git revision | run (UTC) | time | executed notebook |",
-              "|---|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "| notebook | status | profile | git revision | run (UTC) | time | executed notebook |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in results:
         status = "ok" if r.ok else f"**FAILED**: {r.error}"
         link = f"[{r.notebook.name}]({relative(r.notebook, out)})" if r.notebook else "—"
-        lines.append(f"| [{r.title}](#{r.name}) | {status} | {r.profile} | {r.revision} | {r.started} | "
-                     f"{r.seconds:.1f} s | {link} |")
+        lines.append(
+            f"| [{r.title}](#{r.name}) | {status} | {r.profile} | {r.revision} | {r.started} | "
+            f"{r.seconds:.1f} s | {link} |"
+        )
     lines += ["", *comparison_markdown(results, out, heading="##")]
     for r in results:
         lines += ["", f"## {r.title}", f'<a id="{r.name}"></a>', ""]
@@ -465,8 +516,9 @@ def table_verdicts(table: Path) -> list[str]:
     return [row[column] for row in rows[1:]]
 
 
-def comparison_markdown(results: list[NotebookResult], out: Path | None, heading: str = "##",
-                        link=lambda result: f"#{result.name}") -> list[str]:
+def comparison_markdown(
+    results: list[NotebookResult], out: Path | None, heading: str = "##", link=lambda result: f"#{result.name}"
+) -> list[str]:
     """The "Published vs reproduced" section: verdict counts per paper, then every comparison table.
 
     ``out`` is the report folder the CSV links are made relative to; None leaves the tables unlinked.
@@ -477,15 +529,21 @@ def comparison_markdown(results: list[NotebookResult], out: Path | None, heading
         return []
     from .comparison import NOT_COMPARABLE, VERDICTS, verdict_counts
 
-    lines = [f"{heading} Published vs reproduced", "",
-             "One table per paper: each published number or claim, the setting, our reproduction, the difference, "
-             "the tolerance, a verdict and its reason. Tables of a quick-profile run are marked "
-             f"*{NOT_COMPARABLE}*: their settings are far smaller than the papers'.", "",
-             "| paper | profile | " + " | ".join(VERDICTS) + " |", "|---|---|" + "---|" * len(VERDICTS)]
+    lines = [
+        f"{heading} Published vs reproduced",
+        "",
+        "One table per paper: each published number or claim, the setting, our reproduction, the difference, "
+        "the tolerance, a verdict and its reason. Tables of a quick-profile run are marked "
+        f"*{NOT_COMPARABLE}*: their settings are far smaller than the papers'.",
+        "",
+        "| paper | profile | " + " | ".join(VERDICTS) + " |",
+        "|---|---|" + "---|" * len(VERDICTS),
+    ]
     for r, table in found:
         counts = verdict_counts(table_verdicts(table))
-        lines.append(f"| [{r.title}]({link(r)}) | {r.profile} | "
-                     + " | ".join(str(counts.get(v, 0)) for v in VERDICTS) + " |")
+        lines.append(
+            f"| [{r.title}]({link(r)}) | {r.profile} | " + " | ".join(str(counts.get(v, 0)) for v in VERDICTS) + " |"
+        )
     for r, table in found:
         note = f" ({NOT_COMPARABLE})" if r.profile != "full" else ""
         lines += ["", f"{heading}# {r.title}{note}"]

@@ -89,8 +89,9 @@ def _kernel_manager_class(log):
     return QuietKernelManager
 
 
-def execute(source: Path, executed: Path, parameters: dict, *, name: str, root: Path,
-            interval: float | None = 15.0, stream=None) -> str:
+def execute(
+    source: Path, executed: Path, parameters: dict, *, name: str, root: Path, interval: float | None = 15.0, stream=None
+) -> str:
     """Run ``source`` with papermill into ``executed``; return "" on success, else a one-line error.
 
     ``interval`` None prints nothing while it runs. ``root`` is the folder paths in the executed notebook's
@@ -106,9 +107,14 @@ def execute(source: Path, executed: Path, parameters: dict, *, name: str, root: 
             if interval:
                 ticker.__enter__()
             papermill.execute_notebook(
-                str(source), str(executed), parameters=parameters, cwd=str(source.parent), kernel_name="python3",
+                str(source),
+                str(executed),
+                parameters=parameters,
+                cwd=str(source.parent),
+                kernel_name="python3",
                 progress_bar={"file": ticker.cells, "bar_format": "{n_fmt}/{total_fmt}", "mininterval": 0},
-                stderr_file=ticker.notebook, stdout_file=_Latest(),
+                stderr_file=ticker.notebook,
+                stdout_file=_Latest(),
                 kernel_manager_class=_kernel_manager_class(log),
             )
         except Exception as err:  # any failure is recorded in the index; the other notebooks still run
@@ -152,8 +158,12 @@ def _coalesce_streams(outputs: list) -> list:
     merged = []
     for output in outputs:
         previous = merged[-1] if merged else None
-        if (output.get("output_type") == "stream" and previous is not None
-                and previous.get("output_type") == "stream" and previous.get("name") == output.get("name")):
+        if (
+            output.get("output_type") == "stream"
+            and previous is not None
+            and previous.get("output_type") == "stream"
+            and previous.get("name") == output.get("name")
+        ):
             previous["text"] += output["text"]
         else:
             merged.append(output)

@@ -22,8 +22,17 @@ import numpy as np
 from .._validation import check_int
 from ..exceptions import ParameterError
 
-__all__ = ["INT64_MAX", "bernoulli_exp", "bernoulli_exp_product", "bernoulli_exp_unchecked", "bernoulli_rational",
-           "exp_minus_one_run", "output_shape", "to_int64", "uniform_below"]
+__all__ = [
+    "INT64_MAX",
+    "bernoulli_exp",
+    "bernoulli_exp_product",
+    "bernoulli_exp_unchecked",
+    "bernoulli_rational",
+    "exp_minus_one_run",
+    "output_shape",
+    "to_int64",
+    "uniform_below",
+]
 
 INT64_MAX = 2**63 - 1
 _LIMB_BITS = 62  # limbs for uniform integers beyond int64 (rng.integers(0, 2**62))
@@ -70,8 +79,10 @@ def to_int64(values: np.ndarray) -> np.ndarray:
     """``values`` as int64; OverflowError if an (astronomically rare) sample is outside the int64 range."""
     if values.dtype == object:
         if any(not -INT64_MAX <= v <= INT64_MAX for v in values):
-            raise OverflowError("a sample exceeded the int64 range (see the sampler's docstring for how rare "
-                                "this is); choose a smaller scale or a coarser grid")
+            raise OverflowError(
+                "a sample exceeded the int64 range (see the sampler's docstring for how rare "
+                "this is); choose a smaller scale or a coarser grid"
+            )
         return values.astype(np.int64)
     return values
 

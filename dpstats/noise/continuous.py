@@ -48,8 +48,16 @@ def sample_gamma_norm_vector(d: int, beta: float, rng: np.random.Generator) -> n
     return rng.gamma(shape=d, scale=1.0 / beta) * direction
 
 
-def perturb(value, epsilon: float, delta: float, *, l1_sensitivity: float, l2_sensitivity: float,
-            rng: np.random.Generator, calibration: str = "analytic"):
+def perturb(
+    value,
+    epsilon: float,
+    delta: float,
+    *,
+    l1_sensitivity: float,
+    l2_sensitivity: float,
+    rng: np.random.Generator,
+    calibration: str = "analytic",
+):
     """Add calibrated noise to ``value`` (scalar or array): Laplace if δ = 0, else Gaussian.
 
     The caller states both sensitivities of the query under replace-one

@@ -255,9 +255,11 @@ class _DirectGaussian:
         fits = self.Q <= INT64_MAX and num <= root  # |u| <= max(|Y|·L − num, num) <= root ⇒ u² fits
         self.y_rational = (root + num) // self.L if fits else -1
         self.y_factored = INT64_MAX // self.L
-        self.m_factored = min((2 * num - den) // (2 * den),  # (2m + 1)·den <= 2·num
-                              math.isqrt(INT64_MAX // den),  # m²·den fits
-                              (INT64_MAX // self.L - 1) // 2)  # (2m + 1)·L fits
+        self.m_factored = min(
+            (2 * num - den) // (2 * den),  # (2m + 1)·den <= 2·num
+            math.isqrt(INT64_MAX // den),  # m²·den fits
+            (INT64_MAX // self.L - 1) // 2,
+        )  # (2m + 1)·L fits
 
     def sample(self, n: int, rng) -> np.ndarray:
         """``n`` draws (int64, or object in the astronomically rare case of a proposal beyond int64)."""
@@ -445,8 +447,9 @@ def discrete_gaussian_plan(sigma2_num, sigma2_den) -> DiscreteGaussianPlan:
 
 def _shift_add(x: np.ndarray, a: int, b: np.ndarray) -> np.ndarray:
     """``x·2^a + b``: int64 when the largest magnitudes allow it, else through Python ints (object array)."""
-    if x.size == 0 or (x.dtype != object and b.dtype != object
-                       and np.abs(x).max() <= (INT64_MAX - np.abs(b).max()) >> a):
+    if x.size == 0 or (
+        x.dtype != object and b.dtype != object and np.abs(x).max() <= (INT64_MAX - np.abs(b).max()) >> a
+    ):
         return (x << a) + b
     return x.astype(object) * (1 << a) + b.astype(object)
 

@@ -59,8 +59,7 @@ def check_rng(rng) -> np.random.Generator:
     if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) and rng >= 0:
         return np.random.default_rng(int(rng))
     raise ParameterError(
-        f"rng must be None (secure OS-keyed source), a non-negative int seed or a numpy.random.Generator; "
-        f"got {rng!r}"
+        f"rng must be None (secure OS-keyed source), a non-negative int seed or a numpy.random.Generator; got {rng!r}"
     )
 
 

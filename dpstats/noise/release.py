@@ -52,8 +52,16 @@ from ..accounting.events import Event, Gaussian, Laplace
 from ..exceptions import FloatingPointNoiseWarning, ParameterError
 from .calibration import discrete_gaussian_sigma, gaussian_sigma, laplace_scale
 
-__all__ = ["NOISE", "Noise", "Statistic", "grid_for", "grid_integers", "integers_times_grid", "make_noise",
-           "output_grid"]
+__all__ = [
+    "NOISE",
+    "Noise",
+    "Statistic",
+    "grid_for",
+    "grid_integers",
+    "integers_times_grid",
+    "make_noise",
+    "output_grid",
+]
 
 NOISE = ("exact", "float")
 
@@ -178,8 +186,11 @@ def _compact(values: np.ndarray) -> np.ndarray:
 
 
 def _add(rounded, noise: np.ndarray):
-    if rounded.dtype != object and np.abs(rounded).max(initial=0) < _INT64_SAFE // 2 \
-            and np.abs(noise).max(initial=0) < _INT64_SAFE // 2:
+    if (
+        rounded.dtype != object
+        and np.abs(rounded).max(initial=0) < _INT64_SAFE // 2
+        and np.abs(noise).max(initial=0) < _INT64_SAFE // 2
+    ):
         return rounded + noise
     return rounded.astype(object) + noise.astype(object)
 
@@ -206,7 +217,10 @@ def output_grid(sensitivity: float, coordinates: int, noise: str) -> float | Non
 def _warn_float_noise(stacklevel: int) -> None:
     warnings.warn(
         "noise='float' adds floating-point noise, which leaks the data through the low-order bits of the release "
-        "(Mironov 2012); use it only to reproduce published numbers", FloatingPointNoiseWarning, stacklevel=stacklevel)
+        "(Mironov 2012); use it only to reproduce published numbers",
+        FloatingPointNoiseWarning,
+        stacklevel=stacklevel,
+    )
 
 
 def integers_times_grid(integers: np.ndarray, grid) -> np.ndarray:
@@ -240,9 +254,20 @@ class _FloatNoise(Noise):
         return value + rng.normal(0.0, self.scale, size=value.shape)
 
 
-def make_noise(*, epsilon: float, delta: float, sensitivity: float, changed: int, unit=None, slack: float = 0.0,
-               noise: str = "exact", calibration: str = "analytic", repeat: int = 1, failure: float = 0.0,
-               grid_bits: int = GRID_BITS) -> Noise:
+def make_noise(
+    *,
+    epsilon: float,
+    delta: float,
+    sensitivity: float,
+    changed: int,
+    unit=None,
+    slack: float = 0.0,
+    noise: str = "exact",
+    calibration: str = "analytic",
+    repeat: int = 1,
+    failure: float = 0.0,
+    grid_bits: int = GRID_BITS,
+) -> Noise:
     """Calibrate the noise for a statistic: Laplace (δ = 0, L1 ``sensitivity``) or Gaussian (δ > 0, L2).
 
     Parameters
@@ -319,14 +344,17 @@ def _laplace_grid(epsilon, sensitivity, changed, unit, slack) -> Noise:
     grid, rounds = _grid(sensitivity / changed, unit, LAPLACE_GRID_BITS)
     while True:
         integer_sensitivity = _integer_l1(sensitivity, changed, grid, rounds, slack)
-        scale = Fraction(math.ceil(Fraction(integer_sensitivity) / Fraction(epsilon) * _LAPLACE_SCALE_DENOMINATOR),
-                         _LAPLACE_SCALE_DENOMINATOR)
+        scale = Fraction(
+            math.ceil(Fraction(integer_sensitivity) / Fraction(epsilon) * _LAPLACE_SCALE_DENOMINATOR),
+            _LAPLACE_SCALE_DENOMINATOR,
+        )
         if scale <= _MAX_LAPLACE_SCALE:
             break
         grid, rounds = _coarser(grid, sensitivity, changed, epsilon)  # tiny ε: keep the scale in the sampler's range
     eps = float_up(Fraction(integer_sensitivity) / scale)
-    event = Laplace(epsilon=eps, scale=float(scale), sensitivity=float(integer_sensitivity), discrete=True,
-                    coordinates=changed)
+    event = Laplace(
+        epsilon=eps, scale=float(scale), sensitivity=float(integer_sensitivity), discrete=True, coordinates=changed
+    )
     return _GridNoise(event, grid, unit, "laplace", scale)
 
 
@@ -362,6 +390,7 @@ def _gaussian_grid(epsilon, delta, sensitivity, changed, unit, slack, repeat, fa
             break
         grid, rounds = _coarser(grid, sensitivity, changed, epsilon)
     sigma2 = Fraction(math.ceil(Fraction(sigma) ** 2))
-    event = Gaussian(epsilon, delta, sigma=sigma, sensitivity=integer_sensitivity, discrete=True, repeat=repeat,
-                     failure=failure)
+    event = Gaussian(
+        epsilon, delta, sigma=sigma, sensitivity=integer_sensitivity, discrete=True, repeat=repeat, failure=failure
+    )
     return _GridNoise(event, grid, unit, "gaussian", sigma2)

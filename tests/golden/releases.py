@@ -75,8 +75,13 @@ def releases() -> dict:
         "mean_laplace": lambda: dps.mean(x, 1.0, bounds=(0, 1), rng=1),
         "mean_gauss": lambda: dps.mean(x, 1.0, 1e-6, bounds=(0, 1), rng=2),
         "mean_axis": lambda: dps.mean(M, 1.0, bounds=(0, [1, 10, 100]), axis=0, rng=3),
-        "mean_weights": lambda: dps.mean(frame, 1.0, bounds={"age": (0, 1), "height": (0, 10), "income": (0, 100)},
-                                         weights={"age": 1, "height": 2, "income": 1}, rng=4),
+        "mean_weights": lambda: dps.mean(
+            frame,
+            1.0,
+            bounds={"age": (0, 1), "height": (0, 10), "income": (0, 100)},
+            weights={"age": 1, "height": 2, "income": 1},
+            rng=4,
+        ),
         "mean_float": lambda: dps.mean(x, 1.0, bounds=(0, 1), rng=5, noise="float"),
         "mean_clip": lambda: dps.mean(2 * x, 1.0, bounds=(0, 1), clip=True, rng=6),
         "variance_laplace": lambda: dps.variance(x, 1.0, bounds=(0, 1), rng=7),
@@ -106,24 +111,28 @@ def releases() -> dict:
         "low_rank_input": lambda: dps.low_rank(A, 2, 1.0, 1e-6, method="input_perturbation", rng=30),
         "estimator_pca": lambda: dps.estimators.DPPCA(2, epsilon=1.0, random_state=31).fit(X).components_,
         "estimator_cca": lambda: dps.estimators.DPCCA(2, epsilon=1.0, random_state=32).fit(X / 1.5, Y / 1.5).x_weights_,
-        "estimator_logistic": lambda: dps.estimators.DPLogisticRegression(
-            epsilon=1.0, lam=0.01, classes=[-1, 1], random_state=33).fit(X, y).coef_,
-        "estimator_svc": lambda: dps.estimators.DPLinearSVC(
-            epsilon=1.0, lam=0.01, classes=[-1, 1], random_state=34).fit(X, y).coef_,
+        "estimator_logistic": lambda: (
+            dps.estimators.DPLogisticRegression(epsilon=1.0, lam=0.01, classes=[-1, 1], random_state=33).fit(X, y).coef_
+        ),
+        "estimator_svc": lambda: (
+            dps.estimators.DPLinearSVC(epsilon=1.0, lam=0.01, classes=[-1, 1], random_state=34).fit(X, y).coef_
+        ),
         "ledger": _ledger,
     }
     import dask.array as da
 
     Xd, yd, xd = da.from_array(X, chunks=97), da.from_array(y, chunks=97), da.from_array(x, chunks=61)
-    cases.update({
-        "dask_mean": lambda: dps.mean(xd, 1.0, bounds=(0, 1), rng=50),
-        "dask_variance": lambda: dps.variance(xd, 1.0, 1e-6, bounds=(0, 1), rng=51),
-        "dask_histogram": lambda: dps.histogram(xd, 1.0, bins=7, range=(0, 1), rng=52),
-        "dask_pca_ag": lambda: dps.pca_ag(Xd, 1.0, 1e-6, rng=53),
-        "dask_pca_ppm": lambda: dps.pca_ppm(Xd, 2, 1.0, 1e-6, rng=54),
-        "dask_svm": lambda: dps.svm(Xd, yd, 1.0, lam=0.01, rng=55),
-        "dask_low_rank": lambda: dps.low_rank(da.from_array(A, chunks=30), 2, 1.0, 1e-6, rng=56),
-    })
+    cases.update(
+        {
+            "dask_mean": lambda: dps.mean(xd, 1.0, bounds=(0, 1), rng=50),
+            "dask_variance": lambda: dps.variance(xd, 1.0, 1e-6, bounds=(0, 1), rng=51),
+            "dask_histogram": lambda: dps.histogram(xd, 1.0, bins=7, range=(0, 1), rng=52),
+            "dask_pca_ag": lambda: dps.pca_ag(Xd, 1.0, 1e-6, rng=53),
+            "dask_pca_ppm": lambda: dps.pca_ppm(Xd, 2, 1.0, 1e-6, rng=54),
+            "dask_svm": lambda: dps.svm(Xd, yd, 1.0, lam=0.01, rng=55),
+            "dask_low_rank": lambda: dps.low_rank(da.from_array(A, chunks=30), 2, 1.0, 1e-6, rng=56),
+        }
+    )
     return cases
 
 
