@@ -21,31 +21,38 @@ implementation (:mod:`~dpstats._engine.dask_engine` is the other; CONTRIBUTING.m
 ``lazy_product``          L @ R, as large as the data
 ``map_row_blocks``        a row-wise map, blockwise
 ``signed_labels``         labels mapped to ±1 (NaN for any other label)
+``bound_rows``            at most ``max_rows`` rows of each privacy unit, chosen by a random key
 ========================  ===================================================================================
 
 Every engine computes the same blocks at the same global row positions (:mod:`dpstats._kernels.reduce`), so a
 release is the same on either for the same seed; nothing here reads a chunk size into a calibration.
 
-Tables (pandas, polars) are converted to NumPy at the entry points (:mod:`~dpstats._engine.tables`).
+Tables (pandas, polars) are converted to NumPy at the entry points (:mod:`~dpstats._engine.tables`); privacy units
+are read there too (:mod:`~dpstats._engine.units`) and bounded by :func:`bound_rows`.
 """
 
 from __future__ import annotations
 
-import sys
 from fractions import Fraction
 from types import ModuleType
 
 import numpy as np
 
+from .._kernels.blocks import block_rows
 from .._kernels.fixed_point import BoundedSums, FixedPoint
 from .._kernels.gram import GridGram, gram_reduction, grid_gram_slack
-from .._kernels.reduce import Part
+from .._kernels.reduce import DyadicSum, Part
 from .._kernels.rows import row_norm_violations
 from . import numpy_engine
+from .kinds import is_lazy
+from .units import Bounded, Units, take_units
 
 __all__ = [
+    "Bounded",
+    "Units",
     "as_array",
     "bin_counts",
+    "bound_rows",
     "bounded_sums",
     "check_row_norms",
     "engine_of",
@@ -53,12 +60,9 @@ __all__ = [
     "grid_gram",
     "is_lazy",
     "reduce_rows",
+    "take_units",
+    "validate_rows",
 ]
-
-
-def is_lazy(x) -> bool:
-    """True for a dask collection (array, DataFrame, Series); never imports dask (no dask module loaded: False)."""
-    return "dask" in sys.modules and hasattr(x, "__dask_graph__") and type(x).__module__.startswith("dask")
 
 
 def engine_of(*data) -> ModuleType:
@@ -135,3 +139,26 @@ def _gram(X, grid: Fraction | None) -> np.ndarray:
     if found.checks is not None:
         found.checks.raise_error("X")
     return found.body.total()
+
+
+def validate_rows(arrays: tuple, check):
+    """``check`` (a per-block check of the row-aligned ``arrays``, as in :func:`reduce_rows`) over every row, on
+    the data's engine, in one pass; returns what it found (None: every row is valid)."""
+    rows = block_rows(max(8, int(np.prod(arrays[0].shape[1:], dtype=np.int64)) * 8))
+    return reduce_rows(arrays, rows, _nothing, DyadicSum, check).checks
+
+
+def _nothing(*blocks) -> float:
+    return 0.0
+
+
+def bound_rows(arrays: tuple, units: Units, rng) -> Bounded:
+    """At most ``units.max_rows`` rows of each privacy unit of the row-aligned ``arrays``, on their engine.
+
+    The rows are chosen by a 64-bit key drawn from ``rng`` (the caller's random source, before any noise) as
+    :mod:`dpstats._kernels.units` describes: uniformly at random within each unit, whatever the order of the rows.
+    The result holds the number of units N (public under the replace-one-unit relation); the number of rows kept
+    is in nothing public (``Bounded.rows_bound`` = N·m bounds it).
+    """
+    key = int(rng.integers(0, 2**63))
+    return engine_of(*arrays, units.ids).bound_rows(arrays, units, key)

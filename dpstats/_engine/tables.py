@@ -30,20 +30,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..exceptions import DataValidationError, ParameterError
+from .kinds import is_frame, library
 
-__all__ = ["TableSource", "from_table", "labels", "library", "named_rows"]
-
-LIBRARIES = ("pandas", "polars")
-
-
-def library(x) -> str | None:
-    """``"pandas"`` or ``"polars"`` if ``x`` is one of their objects, else None (nothing is imported)."""
-    root = type(x).__module__.partition(".")[0]
-    return root if root in LIBRARIES else None
-
-
-def _is_frame(x) -> bool:
-    return type(x).__name__ == "DataFrame"
+__all__ = ["TableSource", "from_table", "labels", "named_rows"]
 
 
 @dataclass(frozen=True)
@@ -141,9 +130,9 @@ def from_table(x, name: str):
     lib = library(x)
     if lib is None:
         return x, None
-    if not hasattr(x, "dtype") and not _is_frame(x):
+    if not hasattr(x, "dtype") and not is_frame(x):
         raise DataValidationError(f"{name} must be numeric array-like, a Series or a DataFrame; got {type(x).__name__}")
-    frame = _is_frame(x)
+    frame = is_frame(x)
     columns = tuple(x.columns) if frame else None
     dtypes = list(x.dtypes) if frame else [x.dtype]
     bad = [
@@ -183,7 +172,7 @@ def labels(x, name: str):
     no public list of categories, so they are counted as outside it.
     """
     lib = library(x)
-    if lib is not None and _is_frame(x):
+    if lib is not None and is_frame(x):
         raise DataValidationError(
             f"{name} must be one column (a Series); got a DataFrame with columns {list(x.columns)}: pass {name}[column]"
         )
