@@ -52,6 +52,7 @@ __all__ = [
     "Units",
     "as_array",
     "bin_counts",
+    "bound_checked",
     "bound_rows",
     "bounded_sums",
     "check_row_norms",
@@ -115,26 +116,30 @@ def bin_counts(x, bins: int, lower: float, upper: float, *, clip: bool, name: st
     return engine_of(x).bin_counts(x, bins, lower, upper, clip=clip).checked(lower, upper, name)
 
 
-def float_gram(X) -> np.ndarray:
+def float_gram(X, rows_bound: int | None = None) -> np.ndarray:
     """Check the rows of ``X`` (‖x_i‖² <= 1 + τ, finite) and return XᵀX (float, symmetric, not divided by n).
 
     The block products are added by the fixed tree of :class:`dpstats._kernels.reduce.DyadicSum`: the result is
     bitwise the same whatever the number of cores, or the chunks of a dask ``X``; its error is within
-    :func:`dpstats._kernels.gram.float_gram_error` per entry.
+    :func:`dpstats._kernels.gram.float_gram_error` per entry for ``rows_bound`` rows. ``rows_bound`` is the public
+    bound on the rows (their number, or N·m after contribution bounding, when the number is not public); the rows
+    per block are computed from it.
     """
-    return _gram(X, None)
+    return _gram(X, None, rows_bound)
 
 
-def grid_gram(X, grid: Fraction) -> GridGram:
-    """Check the rows of ``X`` and return XᵀX rounded block by block to ``grid`` (:mod:`dpstats._kernels.gram`)."""
-    n, d = X.shape
-    return GridGram(_gram(X, grid), grid, grid_gram_slack(n, d, grid))
+def grid_gram(X, grid: Fraction, rows_bound: int | None = None) -> GridGram:
+    """Check the rows of ``X`` and return XᵀX rounded block by block to ``grid`` (:mod:`dpstats._kernels.gram`),
+    with the slack of the public ``rows_bound`` (see :func:`float_gram`)."""
+    d = X.shape[1]
+    rows_bound = X.shape[0] if rows_bound is None else rows_bound
+    return GridGram(_gram(X, grid, rows_bound), grid, grid_gram_slack(rows_bound, d, grid))
 
 
-def _gram(X, grid: Fraction | None) -> np.ndarray:
+def _gram(X, grid: Fraction | None, rows_bound: int | None) -> np.ndarray:
     """XᵀX over blocks of public size, each block's rows checked while it is in cache, then multiplied (in memory,
     one contiguous run of blocks per core, each in its own thread with a single-threaded BLAS)."""
-    rows, leaf, new_sum = gram_reduction(*X.shape, grid)
+    rows, leaf, new_sum = gram_reduction(X.shape[0] if rows_bound is None else rows_bound, X.shape[1], grid)
     found = reduce_rows((X,), rows, leaf, new_sum, check=row_norm_violations, parallel=True)
     if found.checks is not None:
         found.checks.raise_error("X")
@@ -162,3 +167,17 @@ def bound_rows(arrays: tuple, units: Units, rng) -> Bounded:
     """
     key = int(rng.integers(0, 2**63))
     return engine_of(*arrays, units.ids).bound_rows(arrays, units, key)
+
+
+def bound_checked(arrays: tuple, units: Units | None, rng, *, check=None, name: str = "X") -> Bounded:
+    """The rows a release reads: all of them without a privacy unit; with one, every row checked first by
+    ``check`` (as in :func:`validate_rows`; what it finds raises, naming ``name``), then at most ``max_rows`` rows
+    of each unit (:func:`bound_rows`)."""
+    rows = arrays[0].shape[0]
+    if units is None:
+        return Bounded(arrays, rows, 1, by_unit=False)
+    if check is not None:
+        found = validate_rows(arrays, check)
+        if found is not None:
+            found.raise_error(name)
+    return bound_rows(arrays, units.aligned(rows, lazy=engine_of(*arrays).LAZY), rng)

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..exceptions import DataValidationError, ParameterError
 from .kinds import is_frame, library
+from .units import unit_column
 
 __all__ = ["TableSource", "from_table", "labels", "named_rows"]
 
@@ -225,11 +226,14 @@ def check_weights(weights, shape: tuple[int, ...], table: TableSource | None) ->
 def named_rows(columns: str):
     """Decorator for the PCA functions: a table first argument goes in as its float array, and the result (one
     row per column of the table) comes back named by :meth:`TableSource.rows`, with columns named after the table's
-    (``columns="features"``: a d × d matrix) or ``pc1``, ``pc2``, ... (``columns="components"``)."""
+    (``columns="features"``: a d × d matrix) or ``pc1``, ``pc2``, ... (``columns="components"``). A
+    ``privacy_unit=`` naming a column of the table is taken out of it first."""
 
     def decorate(function):
         @functools.wraps(function)
         def wrapper(X, *args, **kwargs):
+            if isinstance(kwargs.get("privacy_unit"), str):  # a column of the table: only the unit, not data
+                X, kwargs["privacy_unit"] = unit_column(X, kwargs["privacy_unit"], "X")
             values, table = from_table(X, "X")
             result = function(values, *args, **kwargs)
             if table is None or table.columns is None:

@@ -24,7 +24,7 @@ from .._validation import check_int
 from ..exceptions import DataValidationError, ParameterError
 from .kinds import is_frame, is_lazy, library
 
-__all__ = ["Bounded", "Units", "take_units"]
+__all__ = ["Bounded", "Units", "take_units", "unit_column"]
 
 
 @dataclass(frozen=True)
@@ -50,16 +50,24 @@ class Units:
 @dataclass(frozen=True)
 class Bounded:
     """Rows after contribution bounding: the kept rows of each array (at most ``max_rows`` per unit), the number of
-    units N (public), and ``max_rows``."""
+    units N (public), and ``max_rows``. Without a privacy unit (``by_unit=False``) every row is its own unit: all
+    rows, N = n, ``max_rows`` = 1."""
 
     arrays: tuple
     units: int
     max_rows: int
+    by_unit: bool = True
 
     @property
     def rows_bound(self) -> int:
         """N·m: a public upper bound on the number of rows kept (the number itself is not public)."""
         return self.units * self.max_rows
+
+    def note(self) -> str:
+        """The ledger note's part on the privacy unit (public values only; empty without a unit)."""
+        if not self.by_unit:
+            return ""
+        return f"privacy unit: {self.units} units (public), at most {self.max_rows} rows each; "
 
 
 def take_units(data, privacy_unit, max_rows, name: str = "x"):
@@ -84,13 +92,14 @@ def take_units(data, privacy_unit, max_rows, name: str = "x"):
         )
     max_rows = check_int(max_rows, "max_rows", low=1)
     if isinstance(privacy_unit, str):
-        data, ids = _split_column(data, privacy_unit, name)
+        data, ids = unit_column(data, privacy_unit, name)
     else:
         ids = _as_ids(privacy_unit)
     return data, Units(ids, max_rows)
 
 
-def _split_column(data, column: str, name: str):
+def unit_column(data, column: str, name: str):
+    """``(data without the column, its identifiers)`` for a privacy unit given as a column name of a DataFrame."""
     columns = getattr(data, "columns", None)
     if columns is None or not is_frame(data):
         raise ParameterError(
