@@ -157,22 +157,27 @@ def _nothing(*blocks) -> float:
     return 0.0
 
 
-def bound_rows(arrays: tuple, units: Units, rng) -> Bounded:
+def bound_rows(arrays: tuple, units: Units, rng, *, canonical: bool = False) -> Bounded:
     """At most ``units.max_rows`` rows of each privacy unit of the row-aligned ``arrays``, on their engine.
 
     The rows are chosen by a 64-bit key drawn from ``rng`` (the caller's random source, before any noise) as
     :mod:`dpstats._kernels.units` describes: uniformly at random within each unit, whatever the order of the rows.
     The result holds the number of units N (public under the replace-one-unit relation); the number of rows kept
-    is in nothing public (``Bounded.rows_bound`` = N·m bounds it).
+    is in nothing public (``Bounded.rows_bound`` = N·m bounds it). ``canonical`` puts the kept rows in an order
+    that depends on their values only (for statistics computed in floating point: the release is then the same for
+    any order of the input, bit for bit, in memory).
     """
     key = int(rng.integers(0, 2**63))
-    return engine_of(*arrays, units.ids).bound_rows(arrays, units, key)
+    return engine_of(*arrays, units.ids).bound_rows(arrays, units, key, canonical)
 
 
-def bound_checked(arrays: tuple, units: Units | None, rng, *, check=None, name: str = "X") -> Bounded:
+def bound_checked(
+    arrays: tuple, units: Units | None, rng, *, check=None, name: str = "X", canonical: bool = True
+) -> Bounded:
     """The rows a release reads: all of them without a privacy unit; with one, every row checked first by
     ``check`` (as in :func:`validate_rows`; what it finds raises, naming ``name``), then at most ``max_rows`` rows
-    of each unit (:func:`bound_rows`)."""
+    of each unit (:func:`bound_rows`, in canonical order by default: these are the rows of floating-point
+    statistics)."""
     rows = arrays[0].shape[0]
     if units is None:
         return Bounded(arrays, rows, 1, by_unit=False)
@@ -180,4 +185,4 @@ def bound_checked(arrays: tuple, units: Units | None, rng, *, check=None, name: 
         found = validate_rows(arrays, check)
         if found is not None:
             found.raise_error(name)
-    return bound_rows(arrays, units.aligned(rows, lazy=engine_of(*arrays).LAZY), rng)
+    return bound_rows(arrays, units.aligned(rows, lazy=engine_of(*arrays).LAZY), rng, canonical=canonical)

@@ -31,7 +31,7 @@ import numpy as np
 from .._kernels.fixed_point import BinCounts, ChunkSums, FixedPoint, chunk_bin_counts
 from .._kernels.reduce import Part, chunk_part, merge_parts
 from .._kernels.rows import scaled_rows
-from .._kernels.units import canonical_ids, select_rows
+from .._kernels.units import canonical_ids, row_hashes, select_rows
 from ..exceptions import DataValidationError
 from . import numpy_engine
 from .units import Bounded, Units
@@ -199,12 +199,13 @@ def bin_counts(x: da.Array, bins: int, lower: float, upper: float, *, clip: bool
 # ----------------------------------------------------------------------------- privacy units
 
 
-def bound_rows(arrays: tuple, units: Units, key: int) -> Bounded:
+def bound_rows(arrays: tuple, units: Units, key: int, canonical: bool = False) -> Bounded:
     """At most ``units.max_rows`` rows of each unit, chosen on the cluster: the rows are shuffled by unit (dask's
     DataFrame shuffle: every unit's rows meet in one partition, nothing is gathered on the client), then each
     partition keeps its units' rows by :func:`dpstats._kernels.units.select_rows` — the same rows as in memory, for
     the same key. The kept rows come back as dask arrays of unknown chunk lengths (the number of rows kept is not
-    public, and is not computed here); the number of units is counted on the cluster."""
+    public, and is not computed here); the number of units is counted on the cluster. ``canonical`` orders each
+    partition's kept rows by their keyed hashes (the partitions' order is the shuffle's)."""
     import dask.dataframe as dd
 
     ids = units.ids if isinstance(units.ids, da.Array) else da.from_array(np.asarray(units.ids))
@@ -216,7 +217,9 @@ def bound_rows(arrays: tuple, units: Units, key: int) -> Bounded:
         columns.append(dd.from_dask_array(flat, columns=[f"a{k}_{j}" for j in range(width)]))
     frame = dd.concat(columns, axis=1)
     count = frame["unit"].nunique()
-    select = functools.partial(_bound_partition, key=key, max_rows=units.max_rows, widths=tuple(widths))
+    select = functools.partial(
+        _bound_partition, key=key, max_rows=units.max_rows, widths=tuple(widths), canonical=canonical
+    )
     kept = frame.shuffle(on="unit").map_partitions(select, meta=frame._meta)
     out, start = [], 1
     for array, width in zip(data, widths, strict=True):
@@ -241,14 +244,17 @@ def _unflattened(values: da.Array, shape: tuple) -> da.Array:
     )
 
 
-def _bound_partition(frame, key: int, max_rows: int, widths: tuple):
+def _bound_partition(frame, key: int, max_rows: int, widths: tuple, canonical: bool):
     """The rows of one shuffled partition that its units keep (every unit's rows are in this partition); the data
     columns are split back into the call's arrays, so the priorities are the in-memory engine's."""
     values = frame.iloc[:, 1:].to_numpy(dtype=np.float64)
     edges = np.cumsum((0, *widths))
     arrays = tuple(values[:, a:b] for a, b in zip(edges[:-1], edges[1:], strict=True))
     keep, _ = select_rows(canonical_ids(frame["unit"].to_numpy()), arrays, max_rows, key)
-    return frame[keep]
+    rows = np.flatnonzero(keep)
+    if canonical:
+        rows = rows[np.argsort(row_hashes(tuple(a[rows] for a in arrays), key), kind="stable")]
+    return frame.iloc[rows]
 
 
 def bounded_row_count(units: Units) -> tuple[int, int]:

@@ -17,7 +17,7 @@ import numpy as np
 from .._kernels.fixed_point import BinCounts, ChunkSums, FixedPoint, chunk_bin_counts
 from .._kernels.reduce import Part, chunk_part, merge_parts
 from .._kernels.rows import check_row_norms as _check_rows
-from .._kernels.units import select_rows
+from .._kernels.units import row_hashes, select_rows
 from .._validation import check_array, check_finite
 from .units import Bounded, Units
 
@@ -114,11 +114,15 @@ def bin_counts(x: np.ndarray, bins: int, lower: float, upper: float, *, clip: bo
     return chunk_bin_counts(x, bins, lower, upper, clip=clip)
 
 
-def bound_rows(arrays: tuple, units: Units, key: int) -> Bounded:
-    """At most ``units.max_rows`` rows of each unit (:func:`dpstats._kernels.units.select_rows`), in the data's
-    order."""
+def bound_rows(arrays: tuple, units: Units, key: int, canonical: bool = False) -> Bounded:
+    """At most ``units.max_rows`` rows of each unit (:func:`dpstats._kernels.units.select_rows`): in the data's
+    order, or with ``canonical`` in the order of their keyed hashes, a function of the kept rows' values only (so
+    that a floating-point statistic of them is the same, bit for bit, for any order of the input)."""
     keep, count = select_rows(units.ids, arrays, units.max_rows, key)
-    return Bounded(tuple(np.asarray(a)[keep] for a in arrays), count, units.max_rows)
+    rows = np.flatnonzero(keep)
+    if canonical:
+        rows = rows[np.argsort(row_hashes(tuple(np.asarray(a)[rows] for a in arrays), key), kind="stable")]
+    return Bounded(tuple(np.asarray(a)[rows] for a in arrays), count, units.max_rows)
 
 
 def bounded_row_count(units: Units) -> tuple[int, int]:
