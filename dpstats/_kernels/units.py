@@ -117,7 +117,7 @@ def _string_hashes(values: np.ndarray, salt: np.uint64) -> np.ndarray:
 
 
 def row_hashes(arrays: tuple, key: int) -> np.ndarray:
-    """A keyed 64-bit hash of each row of the row-aligned ``arrays`` (numbers: equal rows, equal hashes)."""
+    """A keyed 64-bit hash of each row of the row-aligned ``arrays`` (rows with equal bits, equal hashes)."""
     salt = np.uint64(key)
     total = np.zeros(len(arrays[0]), dtype=np.uint64)
     for index, array in enumerate(arrays):
@@ -126,8 +126,8 @@ def row_hashes(arrays: tuple, key: int) -> np.ndarray:
             part = np.zeros(len(array), dtype=np.uint64)
             for j in range(columns.shape[1]):
                 part = _mix(part ^ _string_hashes(columns[:, j], salt))
-        else:
-            bits = (columns.astype(np.float64) + 0.0).view(np.uint64)
+        else:  # the bits of the values (a −0.0 and a 0.0 are told apart: two different rows, either may be kept)
+            bits = np.ascontiguousarray(columns, dtype=np.float64).view(np.uint64)
             multipliers = _mix(np.arange(1, bits.shape[1] + 1, dtype=np.uint64) * _GOLDEN ^ salt) | np.uint64(1)
             with np.errstate(over="ignore"):
                 part = np.einsum("ij,j->i", bits, multipliers)
@@ -168,23 +168,37 @@ def select_rows(ids: np.ndarray, arrays: tuple, max_rows: int, key: int) -> tupl
 
 
 def _drop(order, starts, counts, heavy, ids, arrays, max_rows: int, key: int) -> np.ndarray:
-    """The rows (positions in the data) that units with more than ``max_rows`` rows do not keep."""
-    run = np.repeat(np.arange(heavy.size), counts[heavy])  # the heavy unit of each of its rows
-    rows = order[np.repeat(starts[heavy], counts[heavy]) + _ranks_within(counts[heavy])]
-    unit_hash = value_hashes(ids[rows], key)
+    """The rows (positions in the data) that units with more than ``max_rows`` rows do not keep.
+
+    The heavy units' rows are sorted by (unit, priority) in one pass over a combined 64-bit key: the unit's rank in
+    its high bits, the priority's leading bits below. Rows whose leading bits tie are (but for a 2^-(64 − b)
+    chance) identical rows of one unit, interchangeable, or get their own priorities as copies (below); the sort
+    is stable, so a tie of two different rows — which only the order of the data could then decide — needs the
+    leading bits of two priorities of one unit to collide."""
+    sizes = counts[heavy]
+    run = np.repeat(np.arange(heavy.size, dtype=np.uint64), sizes)  # the heavy unit of each of its rows
+    rows = order[np.flatnonzero(np.repeat(counts > max_rows, counts))]  # their positions in the data, by unit
+    unit_hash = np.repeat(value_hashes(ids[order[starts[heavy]]], key), sizes)
     priority = _mix(unit_hash ^ row_hashes(tuple(np.asarray(a)[rows] for a in arrays), key))
-    by = np.lexsort((priority, run))
-    priority, run, rows = priority[by], run[by], rows[by]
-    twin = np.concatenate([[False], (priority[1:] == priority[:-1]) & (run[1:] == run[:-1])])
+    by = _by_unit_then_priority(run, priority, heavy.size)
+    priority, rows = priority[by], rows[by]
+    twin = np.concatenate([[False], (priority[1:] == priority[:-1]) & (run[by][1:] == run[by][:-1])])
     if twin.any():  # identical rows of a unit: the k-th copy gets a priority of its own
         copy = _ranks_within(np.diff(np.append(np.flatnonzero(~twin), twin.size)))
         with np.errstate(over="ignore"):
             priority = np.where(copy > 0, _mix(priority ^ copy.astype(np.uint64) * _GOLDEN), priority)
-        by = np.lexsort((priority, run))
-        run, rows = run[by], rows[by]
-    first = np.concatenate([[0], np.flatnonzero(run[1:] != run[:-1]) + 1])
-    rank = np.arange(run.size) - np.repeat(first, np.diff(np.append(first, run.size)))
-    return rows[rank >= max_rows]
+        again = _by_unit_then_priority(run, priority, heavy.size)  # run is unchanged by the first sort
+        rows = rows[again]
+    return rows[_ranks_within(sizes) >= max_rows]  # ranks within each unit: the runs keep their place and sizes
+
+
+def _by_unit_then_priority(run: np.ndarray, priority: np.ndarray, units: int) -> np.ndarray:
+    """The stable order of the rows by (unit, priority), ``run`` being sorted by unit already."""
+    unit_bits = max(1, int(units - 1).bit_length())
+    if unit_bits > 40:  # more units than a combined key can tell apart (2^40): two keys
+        return np.lexsort((priority, run))
+    combined = (run << np.uint64(64 - unit_bits)) | (priority >> np.uint64(unit_bits))
+    return np.argsort(combined, kind="stable")
 
 
 def _ranks_within(lengths: np.ndarray) -> np.ndarray:
