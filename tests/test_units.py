@@ -240,3 +240,29 @@ def test_estimators_take_the_unit_in_fit_and_route_it_in_pipelines_and_searches(
     assert all("privacy unit" in entry.note for entry in acc.ledger)
     with pytest.raises(ParameterError, match="max_rows"):
         DPPCA(2).fit(X, privacy_unit=IDS)
+
+
+# ----------------------------------------------------------------------------- Dask
+
+
+def test_dask_bounds_units_on_the_cluster_and_gives_the_numpy_release():
+    """The same kept rows as in memory (the priorities are the rows' own): exact statistics agree bit for bit;
+    floating-point ones agree within their public error bounds (the rows arrive in the shuffle's order)."""
+    import dask.array as da
+
+    x, ids = da.from_array(VALUES, chunks=700), da.from_array(IDS, chunks=700)
+    for release in (
+        lambda v, u: dps.mean(v, 1.0, bounds=(0, 10), privacy_unit=u, max_rows=5, rng=4),
+        lambda v, u: dps.variance(v, 1.0, 1e-6, bounds=(0, 10), privacy_unit=u, max_rows=5, rng=4),
+        lambda v, u: dps.sum(v, 1.0, bounds=(0, 10), privacy_unit=u, max_rows=5, rng=4),
+        lambda v, u: dps.count(v, 1.0, privacy_unit=u, max_rows=5, rng=4),
+        lambda v, u: dps.histogram(v, 1.0, bins=4, range=(0, 10), privacy_unit=u, max_rows=5, rng=4)[0],
+    ):
+        np.testing.assert_array_equal(release(x, ids), release(VALUES, IDS))
+        np.testing.assert_array_equal(release(x, IDS), release(VALUES, IDS))  # NumPy identifiers for dask data
+    Xd = da.from_array(X, chunks=(700, 4))
+    V_dask = dps.pca(Xd, 2, 1.0, mechanism="ppm", privacy_unit=ids, max_rows=5, rng=4)
+    V_numpy = dps.pca(X, 2, 1.0, mechanism="ppm", privacy_unit=IDS, max_rows=5, rng=4)
+    assert abs(abs(float(V_dask[:, 0] @ V_numpy[:, 0])) - 1) < 1e-6
+    with pytest.raises(dps.OutOfBoundsError):
+        dps.mean(da.from_array(VALUES + 20, chunks=700), 1.0, bounds=(0, 10), privacy_unit=ids, max_rows=5, rng=4)
