@@ -36,6 +36,11 @@ Privacy notes that apply to every estimator here:
   (successive fits draw fresh noise); clones get independent generators, and
   such an estimator refuses to be pickled (its generator's state would reveal
   the noise).
+* Privacy units: ``fit(X, y, privacy_unit=ids)`` with the ``max_rows`` parameter makes the person the unit
+  (neighbours differ in all rows of one person, each bounded to ``max_rows`` rows; see :func:`dpstats.mean`,
+  "Privacy units"). ``ids`` may name a column of a DataFrame ``X``. In a ``Pipeline`` or ``GridSearchCV`` it is
+  routed as metadata: enable scikit-learn's metadata routing and call ``set_fit_request(privacy_unit=True)``
+  (clones keep the request).
 * Data must satisfy the mechanisms' row-norm bound (‖x_i‖₂ <= 1); ``clip=True``
   rescales longer rows (a data-independent map) instead of raising.
 * Pre-processing fitted on the private data inside a pipeline (e.g.
