@@ -30,7 +30,7 @@ from fractions import Fraction
 
 from .._validation import check_choice
 from ..exceptions import BudgetExceededError, ParameterError
-from .compose import basic_total, compose
+from .compose import basic_total
 from .events import Event, Exponential, Gaussian, Laplace, PureDP
 from .gaussian import gaussian_epsilon
 
@@ -112,7 +112,6 @@ def calibrate(plan: Sequence[Planned], accountant) -> list[Allocation]:
     plan = [p if isinstance(p, Planned) else Planned(*p) for p in plan]
     if not plan:
         raise ParameterError("plan must list at least one release")
-    base = accountant.composition_items()
     target = accountant.epsilon * (1.0 - TOLERANCE)
     n_gaussian = sum(p.count for p in plan if p.kind == "gaussian")
     gaussian_delta = (
@@ -125,7 +124,7 @@ def calibrate(plan: Sequence[Planned], accountant) -> list[Allocation]:
 
     def total(scale: float) -> float:
         events = [e for p in plan for e in [_event(p, scale, gaussian_delta)] * p.count]
-        eps, delta = compose(base + events, accountant.composition, accountant.delta, slack=accountant.slack)
+        eps, delta = accountant.composed_with(events)
         return eps if delta <= accountant.delta else math.inf
 
     if total(1e-300) > target:
