@@ -6,8 +6,8 @@ Format ``dpstats-ledger-log/1``. Line k (k = 0, 1, ...) is a JSON object, keys s
 
 where H(k) is the SHA-256 (hex) of line k's bytes without its newline, and H(-1) is 64 zeros. Line 0 holds the
 format and the budget; every later line one change of the ledger (a release, a parallel block opened or closed).
-A spend appends one line, writes and flushes it to disk (``fsync``) while it holds an exclusive ``flock`` on the
-file, so the file is never rewritten and a charge is never lost (a spend at the ten-thousandth release writes one
+A spend appends one line, writes and flushes it to disk (``fdatasync``) while it holds an exclusive ``flock`` on
+the file, so the file is never rewritten and a charge is never lost (a spend at the ten-thousandth release writes one
 line, as at the first). Readers hold a shared lock, and read only what was appended since their last read.
 
 The **head** file beside it (the same name + ``.head``) holds the number of records and the last record's hash,
@@ -255,14 +255,13 @@ class LedgerLog:
         digest = hashlib.sha256(line).hexdigest()
         try:
             _write_all(fd, line + b"\n")
-            os.fsync(fd)
-            with open(self.head_path, "r+b", buffering=0) as head:
-                os.pwrite(head.fileno(), _head_bytes(self.count + 1, digest), 0)
-                os.fsync(head.fileno())
+            os.fdatasync(fd)  # the record is on disk before the release goes ahead
+            with open(self.head_path, "r+b", buffering=0) as head:  # not flushed: a head one record behind is
+                os.pwrite(head.fileno(), _head_bytes(self.count + 1, digest), 0)  # read as an unfinished append
         except OSError as err:
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, self._offset)
-                os.fsync(fd)
+                os.fdatasync(fd)
             raise LedgerError(
                 f"could not write to ledger file {self.path} ({err.strerror or err}: a full disk, a file-size limit "
                 "or a read-only folder); the release was refused and the ledger file is as it was. Nothing was "
