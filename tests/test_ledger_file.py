@@ -65,53 +65,32 @@ def _tampered(path: Path, match: str) -> None:
     assert str(path) in str(caught.value)
 
 
-def test_a_hand_edit_in_the_middle_is_detected(tmp_path):
+def _edit(index: int, old: bytes, new: bytes):
+    def change(lines: list[bytes]) -> list[bytes]:
+        lines[index] = lines[index].replace(old, new)
+        return lines
+
+    return change
+
+
+TAMPERING = {
+    "hand edit in the middle": (_edit(2, b'"note":"n1"', b'"note":"n9"'), "record 3 does not follow record 2"),
+    "hand edit of the last record": (_edit(-1, b'"note":"n3"', b'"note":"n8"'), "head does not match record 4"),
+    "deleted entry": (lambda lines: lines[:2] + lines[3:], "record 2 is numbered 3"),
+    "inserted entry": (lambda lines: lines[:3] + lines[2:], "record 3 is numbered 2"),
+    "truncated tail": (lambda lines: [*lines[:-1], lines[-1][:-30]], "record 4 is cut short"),
+    # two whole records gone: the chain alone still checks, the head does not
+    "records cut from the end": (lambda lines: lines[:-2], "ends at record 2 but its head says 5 records"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(TAMPERING))
+def test_each_kind_of_tampering_is_detected_and_names_the_file_and_record(tmp_path, kind):
+    change, match = TAMPERING[kind]
     path = tmp_path / "budget.jsonl"
     _ledger(path)
-    lines = _lines(path)
-    lines[2] = lines[2].replace(b'"note":"n1"', b'"note":"n9"')
-    path.write_bytes(b"".join(lines))
-    _tampered(path, "record 3 does not follow record 2")
-
-
-def test_a_hand_edit_of_the_last_record_is_detected(tmp_path):
-    path = tmp_path / "budget.jsonl"
-    _ledger(path)
-    lines = _lines(path)
-    lines[-1] = lines[-1].replace(b'"note":"n3"', b'"note":"n8"')
-    path.write_bytes(b"".join(lines))
-    _tampered(path, "head does not match record 4")
-
-
-def test_a_deleted_entry_is_detected(tmp_path):
-    path = tmp_path / "budget.jsonl"
-    _ledger(path)
-    lines = _lines(path)
-    path.write_bytes(b"".join(lines[:2] + lines[3:]))
-    _tampered(path, "record 2 is numbered 3")
-
-
-def test_an_inserted_entry_is_detected(tmp_path):
-    path = tmp_path / "budget.jsonl"
-    _ledger(path)
-    lines = _lines(path)
-    path.write_bytes(b"".join(lines[:3] + lines[2:]))
-    _tampered(path, "record 3 is numbered 2")
-
-
-def test_a_truncated_tail_is_detected(tmp_path):
-    path = tmp_path / "budget.jsonl"
-    _ledger(path)
-    data = path.read_bytes()
-    path.write_bytes(data[:-30])  # cut inside the last record
-    _tampered(path, "record 4 is cut short")
-
-
-def test_records_cut_from_the_end_are_detected_by_the_head(tmp_path):
-    path = tmp_path / "budget.jsonl"
-    _ledger(path)
-    path.write_bytes(b"".join(_lines(path)[:-2]))  # two whole records gone: the chain alone still checks
-    _tampered(path, "ends at record 2 but its head says 5 records")
+    path.write_bytes(b"".join(change(_lines(path))))
+    _tampered(path, match)
 
 
 def test_a_missing_head_is_detected(tmp_path):
