@@ -263,7 +263,11 @@ def cca(
     sigma = calibrated.noise_scale / n
     ridge = default_ridge(sigma, D) if ridge is None else ridge
     charge(
-        accountant, "cca", [calibrated.event], note=f"{calibration} Gaussian, sigma={sigma:.3g}; {describe_source(rng)}"
+        accountant,
+        "cca",
+        [calibrated.event],
+        note=f"{calibration} Gaussian, sigma={sigma:.3g}; {describe_source(rng)}",
+        noise=calibrated.statement("covariance units (entries of ZᵀZ/n)", factor=1.0 / n),
     )
     C = symmetric_from_upper(calibrated.apply(statistic, rng), D) / n
     U, V, corr = canonical_correlations(C, dx, k, ridge)

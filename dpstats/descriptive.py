@@ -68,6 +68,9 @@ __all__ = ["mean", "variance", "histogram"]
 #: A vector release warns when one coordinate's sensitivity is at least this many times another's.
 DOMINANCE = 10.0
 
+#: The units of each release, for its ledger entry (the noise and the 95 % error in them).
+UNITS = {"mean": "data units", "variance": "squared data units", "histogram": "counts"}
+
 
 def _records(x, bounds, axis, clip: bool, *, squares: bool):
     """Validate ``x``, ``bounds`` and ``axis``; check every value and sum the fixed-point records exactly.
@@ -150,7 +153,13 @@ def _release(
     calibrated = make_noise(
         epsilon=epsilon, delta=delta, sensitivity=sensitivity, changed=changed, unit=statistic.unit, noise=noise
     )
-    charge(accountant, mechanism, [calibrated.event], note=describe_source(rng))
+    charge(
+        accountant,
+        mechanism,
+        [calibrated.event],
+        note=describe_source(rng),
+        noise=calibrated.statement(UNITS[mechanism]),
+    )
     noisy = calibrated.apply(statistic, rng)
     return float(noisy) if np.ndim(noisy) == 0 else noisy
 
@@ -184,6 +193,7 @@ def _release_weighted(
         mechanism,
         [n.event for n in noises],
         note=f"{len(noises)} coordinates released separately, budget split by weights; {describe_source(rng)}",
+        noise=[n.statement(UNITS[mechanism]) for n in noises],
     )
     noisy = [float(n.apply(Statistic(v, u), rng)) for n, v, u in zip(noises, values, units, strict=True)]
     return noisy[0] if shape == () else np.asarray(noisy).reshape(shape)
