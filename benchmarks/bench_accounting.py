@@ -1,23 +1,53 @@
-"""Accounting: how tight each composition rule is, and how many releases fit in a budget under each.
+"""Accounting: how tight each composition rule is, and what an accountant costs in a long session.
 
-Issue 14: for 100 Gaussian releases with noise multiplier σ/Δ = 10 at δ = 1e-6 the PLD rule must report ε within
-1 % of the exact value (k Gaussians compose into one with multiplier σ/(Δ√k)) and never below it; the table of
-releases that fit in a budget shows what the rules mean for an analyst. Each Gaussian release under "basic" and
-"advanced" gets an equal share of the δ budget (their δ add up); under "zcdp" and "pld" δ is the budget's.
-Also times one accountant spend (a check and a record) per rule on a ledger of 20 mixed releases.
+Tightness (issue 14): for 100 Gaussian releases with noise multiplier σ/Δ = 10 at δ = 1e-6 the PLD rule must
+report ε within 1 % of the exact value (k Gaussians compose into one with multiplier σ/(Δ√k)) and never below
+it; the table of releases that fit in a budget shows what the rules mean for an analyst. Each Gaussian release
+under "basic" and "advanced" gets an equal share of the δ budget (their δ add up); under "zcdp" and "pld" δ is
+the budget's.
+
+Long sessions (issue 25), on a ledger of the events the mechanisms charge — a mean's discrete Laplace, a
+Gaussian mean's discrete Gaussian, a quantile's exponential mechanism, with a few distinct ε each, cycled:
+
+* **time per spend** at N = 10, 100, 1,000, 10,000 releases already in the ledger, under every rule (median of
+  512 spends; their mean, the amortised cost, includes the PLD's convolution of the waiting events every 256). Target:
+  under "pld", at N = 10,000 within 3x of N = 10, in one run. These spends are far from the budget (a budget
+  the session does not come near, as in a session planned to fit).
+* **near the budget**, where the zCDP and basic statements exceed it and the PLD decides each spend (the
+  issue's sound shortcut does not apply there): the time per spend at each N, reported without a target.
+* **a session of 10,000 releases** end to end — dps.mean and dps.variance alternating on 1,000 values, ε = 0.01
+  each, budget ε = 100 (so that the same session fits under basic composition) — under "pld" against "basic".
+  Target: at most 3x.
+* **reading spent** at N = 10,000 (the first read after the spends: it convolves the waiting events). Target:
+  at most 0.1 s.
+* **ε against dp-accounting** composing the whole ledger from scratch with its own constructors (identical
+  events self-composed, as dp_accounting composes k copies): the accountant's PLD within 1 %; the reported ε is
+  the smallest of the PLD, zCDP and basic statements (it can be below dp_accounting's when the zCDP statement
+  of the exponential mechanism is smaller), and for Gaussians alone never below the exact ε.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import statistics
 import time
 
-from dpstats.accounting import RULES, Accountant, Gaussian, Laplace, compose, gaussian_epsilon
+import numpy as np
+
+from dpstats.accounting import RULES, Accountant, Exponential, Gaussian, compose, gaussian_epsilon
 from dpstats.accounting.plan import split_epsilon
+from dpstats.accounting.pld import ComposedPld
+from dpstats.noise.release import make_noise
 
 from ._harness import Results, status
 
 PLD_LIMIT = 1.01  # PLD epsilon / exact epsilon for the issue's plan
+SPEND_LIMIT = 3.0  # pld spend at N = 10,000 / at N = 10
+SESSION_LIMIT = 3.0  # session under pld / under basic
+SPENT_LIMIT = 0.1  # seconds to read spent at N = 10,000
+TIMED_SPENDS = 60  # near the budget
+AMORTISED_SPENDS = 512  # far from it: two cycles of the PLD's convolution of the waiting events (every 256)
 
 
 def _gaussians(count: int, multiplier: float, rule: str, delta: float) -> list[Gaussian]:
@@ -48,17 +78,198 @@ def _releases_that_fit(multiplier: float, rule: str, epsilon: float, delta: floa
     return lo
 
 
-def _spend_time(rule: str, tiny: bool) -> float:
-    """Seconds for one more spend on an accountant holding 20 releases (10 Laplace, 10 Gaussian)."""
-    acc = Accountant(1e6, 1e-5, composition=rule)
-    laplace = Laplace.calibrated(10.0, 1.0)
-    gaussian = Gaussian(gaussian_epsilon(20.0, 1e-8), 1e-8, sigma=20.0, sensitivity=1.0)
-    for _ in range(2 if tiny else 10):
-        acc.record("laplace", [laplace])
-        acc.record("gaussian", [gaussian])
+def _session_events(exponential: bool = True) -> list:
+    """The events of a mean (discrete Laplace, n = 1,000 values in [0, 1]), a Gaussian mean (δ = 1e-10, tiny so
+    that 10,000 of them fit a δ budget of 1e-5 under basic composition) and a quantile, at a few ε each."""
+    events = []
+    for epsilon in (0.01, 0.02, 0.03):
+        events.append(make_noise(epsilon=epsilon, delta=0.0, sensitivity=1e-3, changed=1).event)
+        events.append(make_noise(epsilon=epsilon, delta=1e-10, sensitivity=1e-3, changed=1).event)
+        if exponential:
+            events.append(Exponential(epsilon))
+    return events
+
+
+def _filled(rule: str, count: int, events: list, epsilon: float = 1e6) -> Accountant:
+    acc = Accountant(epsilon, 1e-5, composition=rule)
+    for i in range(count):
+        acc.record("m", [events[i % len(events)]])
+    return acc
+
+
+def _time_spends(acc: Accountant, events: list, count: int = TIMED_SPENDS) -> list[float]:
+    times = []
+    for i in range(count):
+        start = time.perf_counter()
+        acc.record("m", [events[i % len(events)]])
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def _spend_table(results: Results, sizes: list[int]) -> None:
+    events = _session_events()
+    for rule in RULES:
+        acc, filled, medians = Accountant(1e6, 1e-5, composition=rule), 0, {}
+        for n in sizes:
+            while filled < n:
+                acc.record("m", [events[filled % len(events)]])
+                filled += 1
+            times = _time_spends(acc, events, AMORTISED_SPENDS)
+            filled += AMORTISED_SPENDS
+            medians[n] = statistics.median(times)
+            results.add(
+                "accounting",
+                f"one spend, far from the budget, N={n}",
+                f"ms, {rule}",
+                medians[n] * 1e3,
+                note=f"mean {statistics.mean(times) * 1e3:.3f} ms over {AMORTISED_SPENDS} spends (amortised: with the "
+                "convolution of the waiting events every 256)",
+            )
+        if rule == "pld":
+            ratio = medians[sizes[-1]] / medians[sizes[0]]
+            results.add(
+                "accounting",
+                f"pld spend, N={sizes[-1]} / N={sizes[0]}",
+                "ratio",
+                ratio,
+                f"<= {SPEND_LIMIT:g}",
+                status(ratio, SPEND_LIMIT),
+            )
+
+
+def _near_budget_table(results: Results, sizes: list[int]) -> None:
+    """Spends decided by the PLD: a ledger of N Laplace and Gaussian events and a budget that the timed small
+    releases exactly use up (the PLD total with them), where the zCDP statement already exceeds the budget."""
+    events = _session_events(exponential=False)
+    small = make_noise(epsilon=1e-3, delta=0.0, sensitivity=1e-3, changed=1).event
+    for n in sizes:
+        acc = _filled("pld", n, events)
+        items = acc.composition_items()
+        budget = compose(items + [small] * TIMED_SPENDS, "pld", 1e-5)[0] * (1 + 1e-9)
+        data = json.loads(acc.to_json())
+        data["epsilon"] = budget
+        near = Accountant.from_json(json.dumps(data))
+        zcdp_total = compose(items + [small], "zcdp", 1e-5)[0]
+        times = _time_spends(near, [small])
+        results.add(
+            "accounting",
+            f"one spend near the budget (PLD decides), N={n}",
+            "ms, pld",
+            statistics.median(times) * 1e3,
+            note=f"budget {budget:.4g}; the zCDP total {zcdp_total:.4g} is above it",
+        )
+
+
+def _session(rule: str, releases: int) -> float:
+    """Seconds for ``releases`` releases (mean and variance alternating on 1,000 values, ε = 0.01 each)."""
+    x = np.random.default_rng(0).uniform(0, 1, 1000)
+    from dpstats import mean, variance
+
+    acc = Accountant(releases * 0.01 * (1 + 1e-9), 1e-6, composition=rule)  # the float 0.01 exceeds 1/100
     start = time.perf_counter()
-    acc.record("gaussian", [gaussian])
+    for i in range(releases):
+        (mean if i % 2 == 0 else variance)(x, 0.01, bounds=(0, 1), rng=i, accountant=acc)
     return time.perf_counter() - start
+
+
+def _session_table(results: Results, releases: int) -> None:
+    _session("pld", 20)  # warm up (imports, the first privacy-loss distributions)
+    seconds = {rule: _session(rule, releases) for rule in ("pld", "basic")}
+    for rule, value in seconds.items():
+        results.add("accounting", f"session of {releases} releases (mean, variance)", f"s, {rule}", value)
+    ratio = seconds["pld"] / seconds["basic"]
+    results.add(
+        "accounting",
+        f"session of {releases} releases, pld / basic",
+        "ratio",
+        ratio,
+        f"<= {SESSION_LIMIT:g}",
+        status(ratio, SESSION_LIMIT),
+    )
+
+
+def _dp_accounting_from_scratch(events: list, delta: float) -> float:
+    """dp_accounting's ε for ``events``, built with its own constructors, k identical events self-composed."""
+    from dp_accounting.pld import common
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    counts: dict = {}
+    for e in events:
+        counts[e] = counts.get(e, 0) + 1
+    composed = None
+    for e, k in counts.items():
+        if isinstance(e, Gaussian):
+            sigma = math.sqrt(e.sigma**2 - 9.0) if e.discrete else e.sigma  # the smoothing lemma's σ_c, σ₁ = 3
+            loss = pld.from_gaussian_mechanism(sigma / e.sensitivity)
+        elif isinstance(e, Exponential):
+            loss = pld.from_privacy_parameters(common.DifferentialPrivacyParameters(e.epsilon, 0.0))
+        else:
+            loss = pld.from_discrete_laplace_mechanism(1 / e.scale, sensitivity=int(e.sensitivity))
+        loss = loss.self_compose(k) if k > 1 else loss
+        composed = loss if composed is None else composed.compose(loss)
+    return composed.get_epsilon_for_delta(delta)
+
+
+def _spent_and_epsilon(results: Results, n: int) -> None:
+    for exponential in (False, True):
+        events = _session_events(exponential)
+        acc = _filled("pld", n, events)
+        start = time.perf_counter()
+        ours = acc.spent[0]
+        seconds = time.perf_counter() - start
+        mix = "Laplace, Gaussian, exponential" if exponential else "Laplace, Gaussian"
+        if exponential:
+            results.add(
+                "accounting",
+                f"read spent, N={n} ({mix})",
+                "s",
+                seconds,
+                f"<= {SPENT_LIMIT:g}",
+                status(seconds, SPENT_LIMIT),
+            )
+        ledger = [events[i % len(events)] for i in range(n)]
+        theirs = _dp_accounting_from_scratch(ledger, 1e-5)
+        running = ComposedPld()  # the accountant's PLD statement alone, composed as the accountant composes it
+        for event in ledger:
+            running.add([event])
+        pld_only = running.epsilon(1e-5)
+        ratio = pld_only / theirs
+        results.add(
+            "accounting",
+            f"epsilon vs dp-accounting from scratch, N={n} ({mix})",
+            "pld / dp-accounting",
+            ratio,
+            f"in [{2 - PLD_LIMIT:g}, {PLD_LIMIT:g}]",
+            "met" if abs(ratio - 1) <= PLD_LIMIT - 1 else "MISSED",
+            f"accountant's PLD {pld_only:.6g}, dp-accounting {theirs:.6g}, reported (smallest statement) {ours:.6g}",
+        )
+    only = Accountant(1e6, 1e-5)
+    for _ in range(n):  # n Gaussians with σ/Δ = √n compose exactly into one with σ/Δ = 1
+        only.record("g", [Gaussian(1.0, 1e-9, sigma=math.sqrt(n), sensitivity=1.0)])
+    exact = _exact_gaussian_epsilon(1.0, 1e-5)
+    ratio = only.spent[0] / exact
+    results.add(
+        "accounting",
+        f"{n} Gaussians: epsilon / exact",
+        "ratio",
+        ratio,
+        f"in [1, {PLD_LIMIT:g}]",
+        status(ratio, PLD_LIMIT) if ratio >= 1 else "MISSED",
+        f"exact {exact:.6g}",
+    )
+
+
+def _exact_gaussian_epsilon(multiplier: float, delta: float) -> float:
+    """Balle & Wang's condition solved with scipy, independently of dpstats."""
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    def gap(eps):
+        return norm.cdf(1 / (2 * multiplier) - eps * multiplier) - math.exp(eps) * norm.cdf(
+            -1 / (2 * multiplier) - eps * multiplier
+        )
+
+    return brentq(lambda eps: gap(eps) - delta, 1e-9, 100, xtol=1e-14)
 
 
 def run(results: Results, *, tiny: bool, repeats: int) -> None:
@@ -91,10 +302,8 @@ def run(results: Results, *, tiny: bool, repeats: int) -> None:
                 count,
                 note=f"{count / max(counts['basic'], 1):.1f}x basic",
             )
-    for rule in RULES:
-        results.add(
-            "accounting",
-            f"one spend on a ledger of {4 if tiny else 20} releases",
-            f"ms, {rule}",
-            _spend_time(rule, tiny) * 1e3,
-        )
+    sizes = [10, 100] if tiny else [10, 100, 1_000, 10_000]
+    _spend_table(results, sizes)
+    _near_budget_table(results, sizes)
+    _session_table(results, 200 if tiny else 10_000)
+    _spent_and_epsilon(results, sizes[-1])

@@ -101,7 +101,9 @@ def _dask(results: Results) -> None:
     except ImportError:
         results.add("units", "dask unit-level mean", "skipped", "not installed", note="pip install dpstats[dask]")
         return
-    memory, chunk, n = 2**30, 2**22, 2**28  # 1 GiB per worker, 32 MiB chunks, 2 GiB of values + 2 GiB of ids
+    # 768 MiB per worker, 8 MiB chunks, 1 GiB of values + 1 GiB of ids: larger than the two workers' memory. (With
+    # 32 MiB chunks and 1 GiB workers, dask's p2p shuffle outgrew the workers, which were restarted.)
+    memory, chunk, n = 768 * 2**20, 2**20, 2**27
     cluster = distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, memory_limit=memory, dashboard_address=None
     )
@@ -120,7 +122,7 @@ def _dask(results: Results) -> None:
         x.sum().compute()
         floor = time.perf_counter() - start
         per_worker = (float(sampler.to_pandas().max().iloc[0]) - idle) / 2
-        size = f"{(x.nbytes + ids.nbytes) / 2**30:.0f} GiB on 2 workers x {memory / 2**30:.0f} GiB"
+        size = f"{(x.nbytes + ids.nbytes) / 2**30:.0f} GiB on 2 workers x {memory / 2**20:.0f} MiB"
         results.add(
             "units",
             f"dask unit-level mean, {size}",

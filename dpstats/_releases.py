@@ -40,6 +40,11 @@ class Planned:
     parts: tuple[Statistic, ...]
     shape: tuple[int, ...]
     note: str = ""
+    units: str = "data units"
+
+    def statements(self) -> list:
+        """The noise of every part and its 95 % error, in the statistic's units, for the ledger."""
+        return [n.statement(self.units) for n in self.noises]
 
     def apply(self, rng):
         """The noisy statistic: a float for a scalar, else an array of the statistic's shape."""
@@ -58,11 +63,13 @@ def plan(
     weights=None,
     table=None,
     changed: int | None = None,
+    units: str = "data units",
 ) -> Planned:
     """Calibrate the noise of ``statistic`` from its per-coordinate sensitivities (see the module docstring).
 
     ``changed`` is how many coordinates a neighbour can move (default: one per sensitivity given), for the
-    rounding to the noise grid."""
+    rounding to the noise grid; ``units`` names the statistic's units in the ledger ("data units", "counts", ...).
+    """
     shape = np.shape(statistic.values)
     per_coordinate = [Fraction(v) for v in np.asarray(per_coordinate, dtype=object).ravel()]
     try:
@@ -70,7 +77,8 @@ def plan(
     except OverflowError as err:
         raise ParameterError("bounds are too wide: the sensitivity overflows a float; rescale the data") from err
     if weights is not None:
-        return _plan_weighted(statistic, per_coordinate, epsilon, delta, check_weights(weights, shape, table), noise)
+        weighted = check_weights(weights, shape, table)
+        return _plan_weighted(statistic, per_coordinate, epsilon, delta, weighted, noise, units)
     _warn_if_dominated(np.array([float(v) for v in per_coordinate]), sensitivity, shape, table)
     calibrated = make_noise(
         epsilon=epsilon,
@@ -80,10 +88,12 @@ def plan(
         unit=statistic.unit,
         noise=noise,
     )
-    return Planned((calibrated,), (statistic,), shape)
+    return Planned((calibrated,), (statistic,), shape, units=units)
 
 
-def _plan_weighted(statistic, per_coordinate: list, epsilon: float, delta: float, weights, noise: str) -> Planned:
+def _plan_weighted(
+    statistic, per_coordinate: list, epsilon: float, delta: float, weights, noise: str, units: str
+) -> Planned:
     """One release per coordinate, with its share of (ε, δ)."""
     shape = np.shape(statistic.values)
     weights = weights.reshape(-1)
@@ -98,13 +108,20 @@ def _plan_weighted(statistic, per_coordinate: list, epsilon: float, delta: float
         for e, d, s, u in zip(epsilons, deltas, per_coordinate, units, strict=True)
     )
     parts = tuple(Statistic(v, u) for v, u in zip(values, units, strict=True))
-    return Planned(noises, parts, shape, f"{len(noises)} coordinates released separately, budget split by weights")
+    note = f"{len(noises)} coordinates released separately, budget split by weights"
+    return Planned(noises, parts, shape, note, units)
 
 
 def release(mechanism: str, plans: list[Planned], *, rng, accountant, note: str = "") -> list:
     """Charge every planned statistic as one ledger entry (before any noise is drawn), then add the noise."""
     notes = [p.note for p in plans if p.note] + [note, describe_source(rng)]
-    charge(accountant, mechanism, [n.event for p in plans for n in p.noises], note="; ".join(n for n in notes if n))
+    charge(
+        accountant,
+        mechanism,
+        [n.event for p in plans for n in p.noises],
+        note="; ".join(n for n in notes if n),
+        noise=[statement for p in plans for statement in p.statements()],
+    )
     return [p.apply(rng) for p in plans]
 
 

@@ -286,6 +286,7 @@ def cca(
         "cca",
         [calibrated.event],
         note=f"{rows.note()}{calibration} Gaussian, sigma={sigma:.3g}; {describe_source(rng)}",
+        noise=calibrated.statement("covariance units (entries of ZᵀZ/n)", factor=1.0 / n),
     )
     C = symmetric_from_upper(calibrated.apply(statistic, rng), D) / n
     U, V, corr = canonical_correlations(C, dx, k, ridge)

@@ -333,9 +333,19 @@ def _unit_mean(rec: _Records, epsilon: float, delta: float, weights, rng, accoun
     """x̄ + S̃/max(C̃, N) (module docstring, "Privacy units")."""
     stats, m, units = _Shifted.of(rec.sums, rec.units.max_rows), rec.units.max_rows, rec.units.units
     shares = split_budget(epsilon, delta, UNIT_MEAN_SHARES) if m > 1 else [(epsilon, delta)]
-    plans = [plan(stats.shifted, stats.shifted_sensitivity, *shares[0], noise=noise, weights=weights, table=rec.table)]
+    plans = [
+        plan(
+            stats.shifted,
+            stats.shifted_sensitivity,
+            *shares[0],
+            noise=noise,
+            weights=weights,
+            table=rec.table,
+            units="data units (sum of x − x̄)",
+        )
+    ]
     if m > 1:
-        plans.append(plan(stats.count, [stats.count_sensitivity], *shares[1], noise=noise))
+        plans.append(plan(stats.count, [stats.count_sensitivity], *shares[1], noise=noise, units="rows"))
     released = "shifted sum and record count" if m > 1 else "shifted sum (record count = N, public)"
     noisy = release("mean", plans, rng=rng, accountant=accountant, note=_unit_note(rec.units, released))
     count = max(noisy[1], units) if m > 1 else units
@@ -431,7 +441,16 @@ def variance(
     unit = _per_record(sums.unit, lambda h: h * h / (n * n))
     h = np.asarray(sums.unit, dtype=object)
     per_coordinate = (n - 1) * ((sums.q_upper - sums.q_lower).astype(object) * h) ** 2 / (n * n)
-    planned = plan(Statistic(scaled, unit), per_coordinate, epsilon, delta, noise=noise, weights=weights, table=table)
+    planned = plan(
+        Statistic(scaled, unit),
+        per_coordinate,
+        epsilon,
+        delta,
+        noise=noise,
+        weights=weights,
+        table=table,
+        units="squared data units",
+    )
     return _named(release("variance", [planned], rng=rng, accountant=accountant)[0], table)
 
 
@@ -440,11 +459,27 @@ def _unit_variance(rec: _Records, epsilon: float, delta: float, weights, rng, ac
     stats, m, units = _Shifted.of(rec.sums, rec.units.max_rows), rec.units.max_rows, rec.units.units
     shares = split_budget(epsilon, delta, UNIT_VARIANCE_SHARES if m > 1 else UNIT_VARIANCE_SHARES[:2])
     plans = [
-        plan(stats.squares, stats.squares_sensitivity, *shares[0], noise=noise, weights=weights, table=rec.table),
-        plan(stats.shifted, stats.shifted_sensitivity, *shares[1], noise=noise, weights=weights, table=rec.table),
+        plan(
+            stats.squares,
+            stats.squares_sensitivity,
+            *shares[0],
+            noise=noise,
+            weights=weights,
+            table=rec.table,
+            units="squared data units (sum of (x − x̄)²)",
+        ),
+        plan(
+            stats.shifted,
+            stats.shifted_sensitivity,
+            *shares[1],
+            noise=noise,
+            weights=weights,
+            table=rec.table,
+            units="data units (sum of x − x̄)",
+        ),
     ]
     if m > 1:
-        plans.append(plan(stats.count, [stats.count_sensitivity], *shares[2], noise=noise))
+        plans.append(plan(stats.count, [stats.count_sensitivity], *shares[2], noise=noise, units="rows"))
     released = "shifted sum of squares, shifted sum" + (" and record count" if m > 1 else " (record count = N, public)")
     noisy = release("variance", plans, rng=rng, accountant=accountant, note=_unit_note(rec.units, released))
     count = max(noisy[2], units) if m > 1 else units
@@ -568,7 +603,7 @@ def count(
     kept, distinct = engine_of(units.ids).bounded_row_count(units)
     if units.max_rows == 1:
         return float(distinct)
-    planned = plan(Statistic(kept, Fraction(1)), [units.max_rows - 1], epsilon, delta, noise=noise)
+    planned = plan(Statistic(kept, Fraction(1)), [units.max_rows - 1], epsilon, delta, noise=noise, units="rows")
     note = _unit_note(Bounded((), distinct, units.max_rows), "record count")
     return float(release("count", [planned], rng=rng, accountant=accountant, note=note)[0])
 

@@ -14,6 +14,8 @@ __all__ = [
     "DatasetNotFoundError",
     "DownloadError",
     "FloatingPointNoiseWarning",
+    "LedgerError",
+    "LedgerTamperedError",
     "MixedScalesWarning",
     "NotConvergedError",
     "NotPrivateError",
@@ -62,6 +64,16 @@ class UnprovenGuaranteeError(PrivacyError):
 
 class AccountantSharingError(PrivacyError):
     """An in-memory Accountant was pickled or copied: its copy's charges would never reach the original ledger."""
+
+
+class LedgerError(PrivacyError):
+    """The ledger file cannot be written (a full disk, a missing or read-only folder): the release was refused and
+    the ledger file is as it was."""
+
+
+class LedgerTamperedError(LedgerError):
+    """The ledger file is not the log dpstats wrote: a record was edited, deleted, inserted or cut short. The
+    message names the file and the first record that does not check."""
 
 
 class NotConvergedError(PrivacyError):

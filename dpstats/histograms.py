@@ -140,7 +140,7 @@ def _count_release(counts: np.ndarray, epsilon: float, delta: float, units, rng,
     """Noisy counts with the sensitivity of the module docstring (``units``: the bounded rows, or None)."""
     m = 1 if units is None else units.max_rows
     statistic = Statistic(np.asarray(counts, dtype=np.int64), Fraction(1))
-    planned = plan(statistic, [m, m], epsilon, delta, noise=noise, changed=min(counts.size, 2 * m))
+    planned = plan(statistic, [m, m], epsilon, delta, noise=noise, changed=min(counts.size, 2 * m), units="counts")
     note = "" if units is None else f"privacy unit: {units.units} units (public), at most {m} records each"
     return release("histogram", [planned], rng=rng, accountant=accountant, note=note)[0]
 

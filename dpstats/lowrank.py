@@ -217,7 +217,13 @@ def low_rank(
             )
         check_finite(A, "A")
         release = make_noise(epsilon=epsilon, delta=delta, sensitivity=1.0, changed=n, noise=noise)
-        charge(accountant, "low_rank", [release.event], note=f"input perturbation; {describe_source(rng)}")
+        charge(
+            accountant,
+            "low_rank",
+            [release.event],
+            note=f"input perturbation; {describe_source(rng)}",
+            noise=release.statement("units of A"),
+        )
         L, R = _truncated_svd(release.apply(Statistic(A), rng), k)
         return L @ R
     room = min(m, n) - k
@@ -260,6 +266,7 @@ def low_rank(
         [finder.event, _projection_event(eps2, delta2)],
         note=f"range finder, l={ell}, split={split:g}; the projection is calibrated after the range finder, from "
         f"its public output; {describe_source(rng)}",
+        noise=finder.statement("units of AΩ (the range finder's sketch)"),
     )
     Q = np.linalg.qr(finder.apply(Statistic(sketch), rng))[0]
     if prune is not None:

@@ -305,8 +305,13 @@ def pca_ag(
         noise=noise,
         calibration=calibration,
     )
-    note = f"{rows.note()}{calibration} calibration; {describe_source(rng)}"
-    charge(accountant, "pca_ag", [calibrated.event], note=note)
+    charge(
+        accountant,
+        "pca_ag",
+        [calibrated.event],
+        note=f"{rows.note()}{calibration} calibration; {describe_source(rng)}",
+        noise=calibrated.statement("Gram units (entries of XᵀX)"),
+    )
     return symmetric_from_upper(calibrated.apply(statistic, rng), d)
 
 
@@ -546,8 +551,13 @@ def pca_ppm(
         )
         events = [step.event] * L
     A = float_gram(X, rows_bound)
-    note = f"{rows.note()}{L} noisy iterations; {describe_source(rng)}"
-    charge(accountant, "pca_ppm", events, note=note)
+    charge(
+        accountant,
+        "pca_ppm",
+        events,
+        note=f"{rows.note()}{L} noisy iterations; {describe_source(rng)}",
+        noise=step.statement("units of XᵀX·Y, each iteration"),
+    )
     Y = random_orthonormal(d, k, rng)
     for _ in range(L):
         Y = _orthonormal(step.apply(Statistic(A @ Y), rng))

@@ -389,3 +389,143 @@ def test_zero_sensitivity_gaussian_costs_nothing_and_composes(rule):
     assert acc.spent[0] == 0.0
     acc.record("m", [Laplace.calibrated(10.0, 1.0)])
     assert acc.spent[0] == pytest.approx(0.1, rel=1e-3)
+
+
+# ----------------------------------------------------------------------------- running totals (issue 25)
+
+
+def _mixed_events(count, seed, exponential=True):
+    """A reproducible mix of the events mechanisms charge: discrete Laplace (a mean), Gaussian, exponential, with a
+    few distinct parameters each, so that identical events repeat (as in a real session)."""
+    rng = np.random.default_rng(seed)
+    kinds = [
+        lambda: Laplace(0.02, 0.0, scale=float(4195 * rng.choice([50, 60])), sensitivity=4195.0, discrete=True),
+        lambda: Laplace.calibrated(float(rng.choice([20.0, 40.0])), 1.0),
+        lambda: Gaussian(0.05, 1e-9, sigma=float(rng.choice([40.0, 60.0])), sensitivity=1.0),
+    ]
+    if exponential:
+        kinds.append(lambda: Exponential(float(rng.choice([0.01, 0.02]))))
+    return [kinds[int(rng.integers(len(kinds)))]() for _ in range(count)]
+
+
+def _dp_accounting_epsilon(events, delta):
+    """dp_accounting itself, composing the events one after another from scratch with its own constructors."""
+    from dp_accounting.pld import common
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    composed = None
+    for e in events:
+        if isinstance(e, Laplace) and e.discrete:
+            loss = pld.from_discrete_laplace_mechanism(1 / e.scale, sensitivity=int(e.sensitivity))
+        elif isinstance(e, Laplace):
+            loss = pld.from_laplace_mechanism(e.scale, sensitivity=e.sensitivity)
+        elif isinstance(e, Gaussian):
+            loss = pld.from_gaussian_mechanism(e.sigma / e.sensitivity)
+        else:
+            loss = pld.from_privacy_parameters(common.DifferentialPrivacyParameters(e.epsilon, e.delta))
+        composed = loss if composed is None else composed.compose(loss)
+    return composed.get_epsilon_for_delta(delta)
+
+
+@pytest.mark.parametrize("rule", ["pld", "zcdp", "advanced", "basic"])
+def test_spending_one_by_one_gives_the_total_of_the_whole_ledger(rule):
+    """The running total after each spend is what the rule gives for the whole ledger composed from scratch."""
+    events = _mixed_events(300, seed=1)
+    acc = dps.Accountant(1e3, 1e-5, composition=rule)
+    for i, event in enumerate(events, start=1):
+        acc.record("m", [event])
+        if i in (1, 7, 64, 300):
+            assert acc.spent == pytest.approx(compose(events[:i], rule, 1e-5, slack=acc.slack), rel=1e-9)
+
+
+def test_pld_running_total_matches_dp_accounting_from_scratch_within_one_percent():
+    """Laplace and Gaussian releases (where the PLD is the smallest statement): the accountant's ε after 400
+    spends is dp_accounting's for the same events composed one by one from scratch, within 1 %; for Gaussians
+    alone it is never below the exact ε."""
+    events = _mixed_events(400, seed=2, exponential=False)
+    acc = dps.Accountant(1e3, 1e-5)
+    for event in events:
+        acc.record("m", [event])
+    theirs = _dp_accounting_epsilon(events, 1e-5)
+    assert theirs * 0.99 <= acc.spent[0] <= theirs * 1.01
+    gaussians = _gaussians(500, 20.0, 1e-9)
+    only = dps.Accountant(1e3, 1e-5)
+    for event in gaussians:
+        only.record("g", [event])
+    exact = _exact_gaussian_epsilon(20.0 / math.sqrt(500), 1e-5)
+    assert exact <= only.spent[0] <= exact * 1.01
+
+
+def test_pld_rule_reports_the_smallest_valid_statement():
+    """With exponential-mechanism releases the zCDP statement (bounded range: ε²/8) can be below the worst-case
+    loss distribution of an ε-DP release; both hold, and the smaller is reported, never below either bound's own
+    computation by more than rounding."""
+    events = [Exponential(0.02)] * 2000
+    pld_alone = _dp_accounting_epsilon(events, 1e-6)
+    zcdp, _ = compose(events, "zcdp", 1e-6)
+    assert compose(events, "pld", 1e-6)[0] == pytest.approx(min(pld_alone, zcdp), rel=1e-9)
+    assert zcdp < pld_alone  # the case the minimum is for
+
+
+@pytest.mark.parametrize("rule", ["pld", "zcdp", "advanced", "basic"])
+def test_a_refused_spend_leaves_the_running_total_as_it_was(rule):
+    events = _mixed_events(120, seed=3)
+    budget = compose(events, rule, 1e-5, slack=5e-6 if rule == "advanced" else None)[0] * 1.0001
+    acc = dps.Accountant(budget, 1e-5, composition=rule)
+    for event in events:
+        acc.record("m", [event])
+    before = acc.spent
+    with pytest.raises(BudgetExceededError):
+        acc.record("too much", [Laplace.calibrated(1.0, 1.0)])
+    assert acc.spent == before and len(acc.ledger) == 120
+    acc.record("small", [Laplace.calibrated(1e6, 1.0)])  # still fits, and composes with the right state
+    expected = compose([*events, Laplace.calibrated(1e6, 1.0)], rule, 1e-5, slack=acc.slack)
+    assert acc.spent == pytest.approx(expected, rel=1e-9)
+
+
+def test_every_accepted_spend_fits_and_the_first_refused_would_not():
+    """Spending Gaussians and Laplaces until the budget refuses one: the cheap zCDP check accepts the early spends,
+    the PLD the late ones; after each acceptance the total read back is within the budget, and the refused spend
+    would have exceeded it (computed from scratch)."""
+    events = _mixed_events(4000, seed=4, exponential=False)
+    budget = 2.0
+    acc = dps.Accountant(budget, 1e-5)
+    for i, event in enumerate(events):
+        try:
+            acc.record("m", [event])
+        except BudgetExceededError:
+            assert compose(events[: i + 1], "pld", 1e-5)[0] > budget
+            break
+        if i % 50 == 0:
+            assert acc.spent[0] <= budget
+    else:
+        pytest.fail("the budget never ran out")
+    assert acc.spent[0] <= budget
+    assert compose(events[:i], "zcdp", 1e-5)[0] > budget  # the last spends were decided by the PLD
+
+
+def test_parallel_blocks_and_sequential_spends_interleave():
+    """A block left open while sequential releases continue is composed on top of the running total."""
+    acc = dps.Accountant(100.0, 1e-5)
+    acc.record("a", [Laplace.calibrated(10.0, 1.0)])
+    block = acc.parallel(2)
+    block[0].record("p0", [Laplace.calibrated(5.0, 1.0)])
+    acc.record("b", [Gaussian(0.1, 1e-9, sigma=30.0)])
+    block[1].record("p1", [Laplace.calibrated(8.0, 1.0)])
+    assert acc.spent == pytest.approx(compose(acc.composition_items(), "pld", 1e-5), rel=1e-12)
+    block.close()
+    acc.record("c", [Exponential(0.1)])
+    assert acc.spent == pytest.approx(compose(acc.composition_items(), "pld", 1e-5), rel=1e-12)
+    again = dps.Accountant.from_json(acc.to_json())
+    assert again.spent == pytest.approx(acc.spent, rel=1e-12)
+
+
+def test_calibrate_on_a_long_ledger_uses_what_remains():
+    acc = dps.Accountant(6.0, 1e-6)
+    for event in _mixed_events(1000, seed=5):
+        acc.record("m", [event])
+    assert acc.spent[0] < 5.0
+    (share,) = acc.calibrate([Planned("gaussian", count=5)])
+    events = [Gaussian(share.epsilon, share.delta, sigma=share.noise_multiplier, sensitivity=1.0)] * 5
+    total, _ = compose([*acc.composition_items(), *events], "pld", 1e-6)
+    assert 6.0 * (1 - 2e-4) <= total <= 6.0

@@ -26,6 +26,7 @@ API_MODULES = {
     "dpstats.accounting": "The privacy accountant and its ledger.",
     "dpstats.noise": "Noise calibration and samplers.",
     "dpstats.noise.release": "Releases on a public grid with exact integer noise (every mechanism's default).",
+    "dpstats.noise.accuracy": "Planning from accuracy: the epsilon a target error needs, the error an epsilon buys.",
     "dpstats.noise.exact": "Exact discrete Laplace and discrete Gaussian samplers.",
     "dpstats.noise.random": "The cryptographically secure default random source.",
     "dpstats.accounting.gaussian": "The Gaussian mechanism's exact privacy curve.",

@@ -13,14 +13,16 @@ from .._validation import check_choice, check_delta, check_epsilon
 from ..exceptions import (
     AccountantSharingError,
     BudgetExceededError,
+    LedgerError,
     NotPrivateError,
     ParameterError,
     UnprovenGuaranteeError,
 )
-from .compose import RULES, compose
+from .compose import RULES, Composition
 from .events import ApproxDP, Event, PureDP
 from .ledger import (
     LedgerEntry,
+    NoiseStatement,
     ParallelRecord,
     Record,
     composition_items,
@@ -29,6 +31,7 @@ from .ledger import (
     flat_entries,
     format_table,
 )
+from .log import LedgerLog
 
 __all__ = ["DEFAULT_DELTA", "Accountant", "ParallelBlock", "charge", "check_accountant"]
 
@@ -46,6 +49,13 @@ class Accountant:
     composed total would exceed the budget, :class:`BudgetExceededError` is
     raised and nothing is released.
 
+    The composed total is kept up to date release by release
+    (:mod:`dpstats.accounting.compose`, "Running totals"), so a spend costs about
+    the same at the ten-thousandth release as at the tenth, and so does reading
+    :attr:`spent`. Each ledger entry says what its noise means in the units of
+    the release: the noise's scale and the half-width of a 95 % interval of the
+    release's error (``print(acc)``; :attr:`LedgerEntry.noise`).
+
     Parameters
     ----------
     epsilon : float
@@ -58,7 +68,7 @@ class Accountant:
         privacy-loss distributions, is the tightest known accounting: for Gaussian
         releases it is exact, and it is never below the true ε (pessimistic
         discretisation). For 100 Gaussian releases with σ/Δ = 10 at δ = 1e-6 it
-        reports ε = 4.89 where zCDP gives 5.76, advanced composition 39.6 and
+        reports ε = 4.89 where zCDP gives 5.22, advanced composition 39.6 and
         basic composition 49.3. For "pld" and "zcdp", :attr:`spent` is the ε of
         the whole ledger at the budget's δ.
     slack : float, optional
@@ -69,8 +79,16 @@ class Accountant:
         default with :class:`UnprovenGuaranteeError`; when allowed, the ledger
         marks them UNPROVEN.
     ledger_file : path, optional
-        Keep the ledger in this JSON file, shared by every process that opens it
-        (each spend locks the file, re-reads it, checks and appends). An
+        Keep the ledger in this file, shared by every process that opens it: an
+        append-only log, one JSON record per line, each holding a hash of the
+        one before (:mod:`dpstats.accounting.log`), with a ``.head`` file beside
+        it. Each spend locks the file, reads what other processes appended,
+        checks, and appends one line, flushed to disk. Opening it checks every
+        record: an edited, deleted or cut record raises
+        :class:`~dpstats.exceptions.LedgerTamperedError` naming the file and the
+        record. A ledger in a read-only folder can be opened to read and audit
+        it; a spend then raises :class:`~dpstats.exceptions.LedgerError`, as do
+        a full disk and a missing folder, and the file stays as it was. An
         accountant with a ledger file can be pickled and sent to worker
         processes (``cross_val_score(..., n_jobs=2)``); one without refuses to be
         pickled or copied, because its copy's charges would be lost.
@@ -102,12 +120,14 @@ class Accountant:
             raise ParameterError(f"allow_unproven must be True or False; got {allow_unproven!r}")
         self.allow_unproven = allow_unproven
         self._records: list[Record] = []
+        self._open: set[int] = set()  # indices of the parallel blocks not yet closed
+        self._running = Composition.of(self.composition, self.delta, self.slack)
         self._lock = threading.RLock()
-        self._file_depth = 0
         self.ledger_file = None if ledger_file is None else Path(ledger_file).resolve()
-        if self.ledger_file is not None:
-            with self._lock, self._file_lock():
-                self._sync(create=True)
+        self._log = None if self.ledger_file is None else LedgerLog(self.ledger_file)
+        if self._log is not None:
+            with self._lock:
+                self._attach()
 
     def _check_slack(self, slack) -> float | None:
         if self.composition != "advanced":
@@ -128,17 +148,15 @@ class Accountant:
     @property
     def ledger(self) -> list[LedgerEntry]:
         """The releases recorded so far, oldest first (parallel ones labelled with their block and part)."""
-        with self._lock, self._file_lock():
-            self._sync()
+        with self._synced():
             return flat_entries(self._records)
 
     @property
     def spent(self) -> tuple[float, float]:
         """Total (ε, δ) of the recorded releases under the composition rule (ε at the budget's δ for "pld" and
         "zcdp")."""
-        with self._lock, self._file_lock():
-            self._sync()
-            return self._total(self._records)
+        with self._synced():
+            return self._running.total(self._open_items())
 
     @property
     def remaining(self) -> tuple[float, float]:
@@ -146,15 +164,30 @@ class Accountant:
         eps, delta = self.spent
         return max(self.epsilon - eps, 0.0), max(self.delta - delta, 0.0)
 
+    @property
+    def head(self) -> tuple[int, str] | None:
+        """For a ledger file: (number of records, SHA-256 of the last record). Keep it elsewhere (a lab notebook,
+        a commit) to detect later a rewrite of the whole log, which the log alone cannot show. None without a
+        ledger file."""
+        if self._log is None:
+            return None
+        with self._synced():
+            return self._log.head
+
     def composition_items(self) -> list:
         """The ledger as the composition rules take it: events and :class:`~dpstats.accounting.Parallel` blocks,
         oldest first (re-read from the shared ledger file, if any)."""
-        with self._lock, self._file_lock():
-            self._sync()
+        with self._synced():
             return composition_items(self._records)
 
-    def _total(self, records: list[Record]) -> tuple[float, float]:
-        return compose(composition_items(records), self.composition, self.delta, slack=self.slack)
+    def composed_with(self, events) -> tuple[float, float]:
+        """The total (ε, δ) if releases made of ``events`` (events or :class:`~dpstats.accounting.Parallel`
+        blocks) were added; nothing is recorded. Costs what one spend costs, not a recomposition of the ledger."""
+        with self._synced():
+            return self._running.total([*self._open_items(), *events])
+
+    def _open_items(self) -> list:
+        return [self._records[b].item() for b in sorted(self._open)]
 
     # ------------------------------------------------------------------ spending
 
@@ -165,8 +198,7 @@ class Accountant:
     def check_events(self, events, *, proven: bool = True) -> None:
         """Raise if a release made of ``events`` would not fit (nothing is recorded)."""
         entry = LedgerEntry.of("check", events, proven=proven)
-        with self._lock, self._file_lock():
-            self._sync()
+        with self._synced():
             self._admit(entry, None)
 
     def spend(self, epsilon: float, delta: float = 0.0, *, mechanism: str = "", note: str = "") -> None:
@@ -174,22 +206,34 @@ class Accountant:
         self.record(mechanism, [_generic_event(epsilon, delta)], note=note)
 
     def record(
-        self, mechanism: str, events, *, note: str = "", proven: bool = True, _slot: tuple[int, int] | None = None
+        self,
+        mechanism: str,
+        events,
+        *,
+        note: str = "",
+        proven: bool = True,
+        noise=(),
+        _slot: tuple[int, int] | None = None,
     ) -> LedgerEntry:
         """Check, then record, a release made of ``events``; returns its ledger entry.
 
-        Raises :class:`BudgetExceededError` (or :class:`UnprovenGuaranteeError`)
-        and records nothing if it does not fit.
+        ``noise`` holds the release's :class:`~dpstats.accounting.ledger.NoiseStatement` (or several, one per
+        noise added): its noise and error in the units of the release, shown in the ledger. Raises
+        :class:`BudgetExceededError` (or :class:`UnprovenGuaranteeError`) and records nothing if it does not fit.
         """
         events = tuple(events)
         if not events or not all(isinstance(e, Event) for e in events):
             raise ParameterError("a release needs at least one dpstats.accounting event")
-        entry = LedgerEntry.of(mechanism, events, note=note, proven=proven)
-        with self._lock, self._file_lock():
-            self._sync()
+        noise = (noise,) if isinstance(noise, NoiseStatement) else tuple(noise)
+        if not all(isinstance(s, NoiseStatement) for s in noise):
+            raise ParameterError("noise must be a NoiseStatement or a sequence of them")
+        entry = LedgerEntry.of(mechanism, events, note=note, proven=proven, noise=noise)
+        change = {"entry": entry.to_dict()}
+        if _slot is not None:
+            change.update(block=_slot[0], part=_slot[1])
+        with self._synced(write=True) as fd:
             self._admit(entry, _slot)
-            self._append(entry, _slot)
-            self._save()
+            self._commit(fd, change, entry)
         return entry
 
     def _admit(self, entry: LedgerEntry, slot: tuple[int, int] | None) -> None:
@@ -199,37 +243,91 @@ class Accountant:
                 "the accountant refuses it. Use the mechanism's proven default, or create the accountant with "
                 "allow_unproven=True to record it as UNPROVEN. Nothing was released."
             )
-        candidate = self._with(entry, slot)
-        eps, delta = self._total(candidate)
-        if not (eps <= self.epsilon and delta <= self.delta):
-            before_eps, before_delta = self._total(self._records)
-            raise BudgetExceededError(
-                f"{entry.mechanism or 'this release'} (epsilon={entry.epsilon:g}, delta={entry.delta:g}) would bring "
-                f"the total to (epsilon={eps:.6g}, delta={delta:.3g}) under {self.composition!r} composition, over "
-                f"the budget (epsilon={self.epsilon:g}, delta={self.delta:g}); spent so far (epsilon="
-                f"{before_eps:.6g}, delta={before_delta:.3g}). Nothing was released. (To divide a budget into "
-                "equal shares that fit exactly, use Accountant.split or Accountant.calibrate.)"
-            )
+        if slot is not None and slot[0] not in self._open:
+            raise ParameterError("this parallel block is closed; open a new one with Accountant.parallel")
+        extra = self._candidate(entry, slot)
+        if self._running.fits(self.epsilon, extra):
+            return
+        eps, delta = self._running.total(extra)
+        before_eps, before_delta = self._running.total(self._open_items())
+        raise BudgetExceededError(
+            f"{entry.mechanism or 'this release'} (epsilon={entry.epsilon:g}, delta={entry.delta:g}) would bring "
+            f"the total to (epsilon={eps:.6g}, delta={delta:.3g}) under {self.composition!r} composition, over "
+            f"the budget (epsilon={self.epsilon:g}, delta={self.delta:g}); spent so far (epsilon="
+            f"{before_eps:.6g}, delta={before_delta:.3g}). Nothing was released. (To divide a budget into "
+            "equal shares that fit exactly, use Accountant.split or Accountant.calibrate.)"
+        )
 
-    def _with(self, entry: LedgerEntry, slot: tuple[int, int] | None) -> list[Record]:
-        records = list(self._records)
+    def _candidate(self, entry: LedgerEntry, slot: tuple[int, int] | None) -> list:
+        """The items beyond the running total if ``entry`` were recorded: the open blocks, and the entry."""
         if slot is None:
-            return records + [entry]
+            return [*self._open_items(), *entry.events]
         block, part = slot
-        parts = [list(p) for p in records[block].parts]
-        parts[part].append(entry)
-        records[block] = ParallelRecord(parts, records[block].closed)
-        return records
-
-    def _append(self, entry: LedgerEntry, slot: tuple[int, int] | None) -> None:
-        if slot is None:
-            self._records.append(entry)
-        else:
-            self._records[slot[0]].parts[slot[1]].append(entry)
+        items = []
+        for b in sorted(self._open):
+            record = self._records[b]
+            if b == block:
+                parts = [list(p) for p in record.parts]
+                parts[part].append(entry)
+                record = ParallelRecord(parts)
+            items.append(record.item())
+        return items
 
     def refuse(self, mechanism: str, reason: str) -> None:
         """Refuse a mechanism that is not differentially private; always raises :class:`NotPrivateError`."""
         raise NotPrivateError(f"{mechanism} is not differentially private ({reason}); the accountant refuses it")
+
+    # ------------------------------------------------------------------ changes of the ledger
+
+    def _commit(self, fd, change: dict, entry: LedgerEntry | None = None) -> None:
+        """Write ``change`` to the ledger file (if any), then apply it here."""
+        if self._log is not None:
+            self._log.append(fd, change)
+        self._running.add(self._apply(change, entry))
+
+    def _apply(self, change: dict, entry: LedgerEntry | None = None) -> list:
+        """Apply one change to the records; returns the items it adds to the running total. Changes read back
+        from a file are checked first (ParameterError on a malformed one)."""
+        if "entry" in change:
+            entry = entry or LedgerEntry.from_dict(change["entry"])
+            if "block" not in change:
+                _expect_keys(change, {"entry"})
+                self._records.append(entry)
+                return list(entry.events)
+            _expect_keys(change, {"entry", "block", "part"})
+            block, part = change["block"], change["part"]
+            if block not in self._open or not _index(part, len(self._records[block].parts)):
+                raise ParameterError(f"no open parallel block {block!r} with a part {part!r}")
+            self._records[block].parts[part].append(entry)
+            return []
+        if "parallel" in change:
+            _expect_keys(change, {"parallel"})
+            parts = change["parallel"]
+            if not _index(parts, math.inf) or parts < 1:
+                raise ParameterError(f"a parallel block needs an integer number of parts >= 1; got {parts!r}")
+            self._records.append(ParallelRecord([[] for _ in range(parts)]))
+            self._open.add(len(self._records) - 1)
+            return []
+        _expect_keys(change, {"close"})
+        block = change["close"]
+        if block not in self._open:
+            raise ParameterError(f"no open parallel block {block!r} to close")
+        self._records[block].closed = True
+        self._open.discard(block)
+        return [self._records[block].item()]
+
+    def _load(self, records: list[Record]) -> None:
+        """Take over ``records`` (a ledger read from JSON), composing them in one go."""
+        items = []
+        for index, record in enumerate(records):
+            if isinstance(record, ParallelRecord) and not record.closed:
+                self._open.add(index)
+            elif isinstance(record, ParallelRecord):
+                items.append(record.item())
+            else:
+                items.extend(record.events)
+        self._records = list(records)
+        self._running.add(items)
 
     # ------------------------------------------------------------------ parallel composition
 
@@ -260,17 +358,14 @@ class Accountant:
         """
         if not isinstance(parts, numbers.Integral) or isinstance(parts, bool) or parts < 1:
             raise ParameterError(f"parts must be an integer >= 1; got {parts!r}")
-        with self._lock, self._file_lock():
-            self._sync()
-            self._records.append(ParallelRecord([[] for _ in range(int(parts))]))
-            self._save()
+        with self._synced(write=True) as fd:
+            self._commit(fd, {"parallel": int(parts)})
             return ParallelBlock(self, len(self._records) - 1, int(parts))
 
     def _close_block(self, block: int) -> None:
-        with self._lock, self._file_lock():
-            self._sync()
-            self._records[block].closed = True
-            self._save()
+        with self._synced(write=True) as fd:
+            if block in self._open:
+                self._commit(fd, {"close": block})
 
     # ------------------------------------------------------------------ dividing a budget
 
@@ -294,17 +389,19 @@ class Accountant:
     # ------------------------------------------------------------------ export
 
     def to_json(self) -> str:
-        """The budget and every recorded event, as JSON (format ``dpstats-ledger/1``)."""
-        with self._lock, self._file_lock():
-            self._sync()
+        """The budget and every recorded event, as JSON (format ``dpstats-ledger/1``, for interchange; the ledger
+        file is a log of its own format, :mod:`dpstats.accounting.log`)."""
+        with self._synced():
             return entries_to_json(self._header(), self._records)
 
     @classmethod
     def from_json(cls, text: str) -> Accountant:
-        """An in-memory accountant holding the budget and ledger of :meth:`to_json` output."""
+        """An in-memory accountant holding the budget and ledger of :meth:`to_json` output. Every value is
+        checked: a malformed budget or entry (a negative or NaN ε, δ >= 1, an unknown event type, an (ε, δ) that
+        is not the total of its events, ...) raises a ParameterError naming it."""
         header, records = entries_from_json(text)
         acc = cls(**_budget_kwargs(header))
-        acc._records = records
+        acc._load(records)
         return acc
 
     def _header(self) -> dict:
@@ -319,55 +416,47 @@ class Accountant:
     # ------------------------------------------------------------------ sharing across processes
 
     @contextlib.contextmanager
-    def _file_lock(self):
-        """Hold the shared ledger file's lock (re-entrant; callers hold ``self._lock`` first)."""
-        if self.ledger_file is None or self._file_depth:
-            self._file_depth += 1
-            try:
-                yield
-            finally:
-                self._file_depth -= 1
-            return
-        import fcntl
+    def _synced(self, write: bool = False):
+        """Hold this accountant's lock and, with a ledger file, the file's lock (exclusive to ``write``), with
+        what other processes appended read in; yields the file descriptor (None without a file)."""
+        with self._lock:
+            if self._log is None:
+                yield None
+                return
+            with self._log.locked(write) as fd:
+                self._read(self._log.read_new(fd))
+                yield fd
 
-        with open(self.ledger_file.with_name(self.ledger_file.name + ".lock"), "a") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            self._file_depth += 1
-            try:
-                yield
-            finally:
-                self._file_depth -= 1
-                fcntl.flock(handle, fcntl.LOCK_UN)
-
-    def _sync(self, create: bool = False) -> None:
-        """Re-read the shared ledger file (under the file lock); create it if asked and missing."""
-        if self.ledger_file is None:
-            return
-        if not self.ledger_file.exists():
-            if create:
-                self._save()
-            return
-        header, records = entries_from_json(self.ledger_file.read_text(encoding="utf-8"))
-        if header != self._header():
+    def _attach(self) -> None:
+        """Open (checking every record) or create the ledger file, and read it in."""
+        _refuse_export(self.ledger_file)
+        records = self._log.start({"budget": self._header()})
+        (_, header), rest = records[0], records[1:]
+        if header.get("budget") != self._header():
             raise ParameterError(
-                f"ledger_file {self.ledger_file} holds a different budget or rule {header}; this accountant has "
-                f"{self._header()}. Open it with the same parameters (or Accountant.open(path))"
+                f"ledger_file {self.ledger_file} holds a different budget or rule {header.get('budget')}; this "
+                f"accountant has {self._header()}. Open it with the same parameters (or Accountant.open(path))"
             )
-        self._records = records
+        self._read(rest)
 
-    def _save(self) -> None:
-        if self.ledger_file is None:
-            return
-        temporary = self.ledger_file.with_name(f".{self.ledger_file.name}.{os.getpid()}.tmp")
-        temporary.write_text(entries_to_json(self._header(), self._records), encoding="utf-8")
-        os.replace(temporary, self.ledger_file)
+    def _read(self, records: list[tuple[int, dict]]) -> None:
+        """Apply records read from the ledger file (a malformed one is a LedgerTamperedError naming it)."""
+        items = []
+        for n, change in records:
+            try:
+                if not isinstance(change, dict) or not ({"entry", "parallel", "close"} & set(change)):
+                    raise ParameterError(f"not a ledger change: {change!r}")
+                items += self._apply(change)
+            except ParameterError as err:
+                self._log.fail(f"ledger file {self.ledger_file}: record {n}: {err}")
+        self._running.add(items)
 
     @classmethod
     def open(cls, ledger_file: str | os.PathLike) -> Accountant:
-        """Join the shared ledger in ``ledger_file`` with the budget stored there."""
+        """Join the shared ledger in ``ledger_file`` with the budget stored there (every record is checked)."""
         path = Path(ledger_file).resolve()
-        header, _ = entries_from_json(path.read_text(encoding="utf-8"))
-        return cls(**_budget_kwargs(header), ledger_file=path)
+        _refuse_export(path)
+        return cls(**_budget_kwargs(LedgerLog(path).read_header()["budget"]), ledger_file=path)
 
     def __reduce__(self):
         if self.ledger_file is None:
@@ -375,7 +464,7 @@ class Accountant:
                 "this Accountant keeps its ledger in memory and cannot be pickled or copied: charges made on a "
                 "copy (for example in a worker process of cross_val_score or GridSearchCV with n_jobs > 1) would "
                 "never reach it. Use n_jobs=1, or share the budget through a file: "
-                "Accountant(epsilon, delta, ledger_file='budget.json'). To pickle a fitted estimator, first "
+                "Accountant(epsilon, delta, ledger_file='budget.jsonl'). To pickle a fitted estimator, first "
                 "set_params(accountant=None)."
             )
         return Accountant.open, (str(self.ledger_file),)
@@ -391,6 +480,26 @@ class Accountant:
 
     def __str__(self) -> str:
         return "\n".join([repr(self), *format_table(self.ledger)])
+
+
+def _expect_keys(change: dict, keys: set) -> None:
+    if set(change) != keys:
+        raise ParameterError(f"a change with {sorted(keys)} has the fields {sorted(change)}")
+
+
+def _index(value, size) -> bool:
+    """Whether ``value`` is an integer (not a bool) in [0, size)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < size
+
+
+def _refuse_export(path: Path) -> None:
+    """A clear error for a to_json export given as a ledger file (it is not a log)."""
+    with contextlib.suppress(OSError), open(path, "rb") as handle:
+        if handle.read(64).lstrip().startswith(b'{\n "format": "dpstats-ledger/1"'):
+            raise LedgerError(
+                f"{path} holds a dpstats-ledger/1 JSON export (Accountant.to_json), not a ledger log: read it "
+                "with Accountant.from_json(text), or start a new ledger file"
+            )
 
 
 class ParallelBlock:
@@ -426,13 +535,10 @@ class _Branch:
     def __init__(self, accountant: Accountant, block: int, part: int) -> None:
         self._accountant, self._block, self._part = accountant, block, part
 
-    def record(self, mechanism: str, events, *, note: str = "", proven: bool = True) -> LedgerEntry:
-        acc = self._accountant
-        with acc._lock, acc._file_lock():
-            acc._sync()
-            if acc._records[self._block].closed:
-                raise ParameterError("this parallel block is closed; open a new one with Accountant.parallel")
-        return acc.record(mechanism, events, note=note, proven=proven, _slot=(self._block, self._part))
+    def record(self, mechanism: str, events, *, note: str = "", proven: bool = True, noise=()) -> LedgerEntry:
+        return self._accountant.record(
+            mechanism, events, note=note, proven=proven, noise=noise, _slot=(self._block, self._part)
+        )
 
     def spend(self, epsilon: float, delta: float = 0.0, *, mechanism: str = "", note: str = "") -> None:
         self.record(mechanism, [_generic_event(epsilon, delta)], note=note)
@@ -450,6 +556,9 @@ def _generic_event(epsilon: float, delta: float) -> Event:
 
 
 def _budget_kwargs(header: dict) -> dict:
+    """The Accountant arguments stored in a ledger's header (each is checked by the constructor)."""
+    if not isinstance(header, dict):
+        raise ParameterError(f"a ledger's budget must be a JSON object; got {header!r}")
     try:
         return {
             "epsilon": header["epsilon"],
@@ -476,7 +585,10 @@ def check_accountant(accountant):
     return accountant
 
 
-def charge(accountant, mechanism: str, events, *, note: str = "", proven: bool = True) -> None:
-    """Record a release on ``accountant`` (if any); mechanisms call this after validating, before drawing noise."""
+def charge(accountant, mechanism: str, events, *, note: str = "", proven: bool = True, noise=()) -> None:
+    """Record a release on ``accountant`` (if any); mechanisms call this after validating, before drawing noise.
+
+    ``noise``: the release's noise in its own units (a :class:`~dpstats.accounting.ledger.NoiseStatement`, from
+    :meth:`dpstats.noise.release.Noise.statement`, or several), shown in the ledger."""
     if check_accountant(accountant) is not None:
-        accountant.record(mechanism, events, note=note, proven=proven)
+        accountant.record(mechanism, events, note=note, proven=proven, noise=noise)

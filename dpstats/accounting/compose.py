@@ -1,4 +1,4 @@
-"""Composition rules: the total (ε, δ) of a sequence of releases.
+"""Composition rules: the total (ε, δ) of a sequence of releases, kept up to date one release at a time.
 
 Each rule takes the ledger's items — :class:`~dpstats.accounting.events.Event`
 objects and :class:`Parallel` blocks — and returns a guarantee that is never
@@ -21,19 +21,42 @@ below the true one: floating-point results are rounded *up*.
     Zero-concentrated DP (Bun & Steinke 2016): ρ adds up (Lemma 2.3), the
     additive δ of approximate zCDP adds up, and the total converts to
     (ε, δ) with the tight bound of Canonne, Kamath & Steinke (2020,
-    Proposition 12): δ = min_{α>1} exp((α−1)(αρ−ε)) (1 − 1/α)^α / (α−1).
+    Proposition 12), :func:`~dpstats.accounting.zcdp.zcdp_epsilon`.
 ``"pld"``
     Privacy-loss distributions (Koskela et al. 2020; Google's ``dp_accounting``
     with pessimistic discretisation, which never reports an ε below the true
-    one). Gaussian releases compose exactly into one Gaussian with multiplier
-    (Σ 1/μ_i²)^{-1/2}; a ledger of Gaussians only is computed in closed form with
-    the analytic condition of Balle & Wang (2018), without ``dp_accounting``.
+    one), composed incrementally (:mod:`dpstats.accounting.pld`). Gaussian releases compose exactly into one
+    Gaussian with multiplier (Σ 1/μ_i²)^{-1/2}; a ledger of Gaussians only is computed in closed form with
+    the analytic condition of Balle & Wang (2018), without ``dp_accounting``. The zCDP statement of the same
+    releases holds too, and is reported when it is smaller (it knows that the exponential mechanism has bounded
+    range, which the worst-case loss distribution of an ε-DP release does not).
 
 For ``"zcdp"`` and ``"pld"`` the result is ε at the budget's δ (minus the
 additive δ of releases whose bound holds with a failure probability), or the
 basic total when that is smaller and its δ fits the budget (both statements
 hold; a single release thus never costs more than the (ε, δ) it was
 calibrated for).
+
+Running totals
+--------------
+A rule is a class whose state is the composed ledger — exact sums (basic,
+advanced), Σρ and the additive δ (zCDP), a composed privacy-loss distribution
+(PLD) — so that :meth:`Composition.add` folds a release in without reading the
+ledger again, and :meth:`Composition.total` reads the total. Both cost the same
+at the ten-thousandth release as at the tenth, but for the PLD, whose support
+grows with the ledger (see :mod:`dpstats.accounting.pld`).
+
+:meth:`Composition.fits` decides whether more releases fit a budget, without
+adding them. Under ``"pld"`` the reported ε is the smallest of three
+statements that each hold for the whole ledger at the budget's δ: the PLD's,
+the zCDP rule's and the basic rule's (when its δ fits). *Soundness of the
+shortcut:* a minimum of valid upper bounds is a valid upper bound, and
+``fits`` evaluates the three cheapest first and stops at the first that is
+within the budget, so it returns exactly whether the reported total with the
+new releases is within the budget — a spend is never accepted that the total
+read afterwards would not cover. Far from the budget the zCDP or basic
+statement (constant time) accepts; near it, where both exceed the budget, the
+PLD decides, and whenever the total is read.
 
 Parallel composition
 --------------------
@@ -52,17 +75,19 @@ bound; the ledger still records the block.
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import ClassVar
 
 from .._rounding import float_up
-from .events import PLD_DISCRETIZATION, Event, Gaussian
+from .events import Event, Gaussian
 from .gaussian import ROUND_UP, gaussian_epsilon
+from .pld import ComposedPld, free, noiseless
+from .zcdp import zcdp_delta, zcdp_epsilon
 
-__all__ = ["RULES", "Parallel", "basic_total", "compose", "zcdp_delta", "zcdp_epsilon"]
+__all__ = ["RULES", "Composition", "Parallel", "basic_total", "compose", "zcdp_delta", "zcdp_epsilon"]
 
 RULES = ("pld", "zcdp", "advanced", "basic")
 
@@ -82,24 +107,216 @@ def compose(
     items: Sequence[Item], rule: str, budget_delta: float, *, slack: float | None = None
 ) -> tuple[float, float]:
     """Total (ε, δ) of ``items`` under ``rule`` (see the module docstring), never below the truth."""
-    if not items:
-        return 0.0, 0.0
-    if rule == "basic":
-        return basic_total(items)
-    if rule == "advanced":
-        return _advanced(items, slack)
-    if rule == "zcdp":
-        rho, delta_extra = _zcdp_totals(items)
-        epsilon = zcdp_epsilon(rho, budget_delta - delta_extra)
-    else:
-        epsilon = _pld(items, budget_delta)
-    basic_epsilon, basic_delta = basic_total(items)
-    if basic_delta <= budget_delta:  # basic composition holds too: a single release never costs more than it says
-        epsilon = min(epsilon, basic_epsilon)
-    return epsilon, budget_delta
+    state = Composition.of(rule, budget_delta, slack)
+    state.add(items)
+    return state.total()
 
 
-# ----------------------------------------------------------------------------- basic and advanced
+def basic_total(items: Sequence[Item]) -> tuple[float, float]:
+    """(Σε_i, Σδ_i) of ``items``, summed exactly and rounded up (parallel blocks count as their largest part)."""
+    epsilon, delta = _basic_sums(items)
+    return float_up(epsilon), float_up(delta)
+
+
+class Composition:
+    """The running total of a ledger under the ``"basic"`` rule, and the base of the other rules (which keep the
+    basic sums too: a total is never more than the basic statement when its δ fits).
+
+    Parameters
+    ----------
+    budget_delta : float
+        The budget's δ: "zcdp" and "pld" report ε at this δ.
+    slack : float, optional
+        δ′ of advanced composition.
+    """
+
+    rule: ClassVar[str] = "basic"
+
+    def __init__(self, budget_delta: float, slack: float | None = None) -> None:
+        self.budget_delta, self.slack = budget_delta, slack
+        self._basic = (Fraction(0), Fraction(0))
+        self._items = 0
+        self._cached: tuple[float, float] | None = None
+
+    @staticmethod
+    def of(rule: str, budget_delta: float, slack: float | None = None) -> Composition:
+        """An empty running total for ``rule``."""
+        return _CLASSES[rule](budget_delta, slack)
+
+    def add(self, items: Iterable[Item]) -> None:
+        """Fold ``items`` into the total (all of them, or nothing if this raises)."""
+        items = list(items)
+        if not items:
+            return
+        increments = self._increments(items)
+        self._apply(increments)
+        self._items += len(items)
+        self._cached = None
+
+    def total(self, extra: Sequence[Item] = ()) -> tuple[float, float]:
+        """The total (ε, δ) of the items added and ``extra`` (which is not kept)."""
+        if extra:
+            return self._evaluate(self._increments(list(extra)))
+        if not self._items:
+            return 0.0, 0.0
+        if self._cached is None:
+            self._cached = self._evaluate(self._increments([]))
+        return self._cached
+
+    def fits(self, epsilon: float, extra: Sequence[Item] = ()) -> bool:
+        """Whether the total with ``extra`` added is within (``epsilon``, ``budget_delta``) (nothing is kept)."""
+        eps, delta = self.total(extra)
+        return eps <= epsilon and delta <= self.budget_delta
+
+    # Each level of the class hierarchy computes its increments from items (pure), applies them (assignments
+    # only), and evaluates a total from its state plus increments: `add` is all or nothing.
+
+    def _increments(self, items: list[Item]):
+        return _basic_sums(items)
+
+    def _apply(self, increments) -> None:
+        self._basic = (self._basic[0] + increments[0], self._basic[1] + increments[1])
+
+    def _basic_total(self, increments) -> tuple[float, float]:
+        return float_up(self._basic[0] + increments[0]), float_up(self._basic[1] + increments[1])
+
+    def _evaluate(self, increments) -> tuple[float, float]:
+        return self._basic_total(increments)
+
+
+class AdvancedComposition(Composition):
+    """The ``"advanced"`` rule: the basic sums, Σε_i² and Σε_i(e^{ε_i} − 1), exactly (rational sums of floats)."""
+
+    rule = "advanced"
+
+    def __init__(self, budget_delta: float, slack: float | None = None) -> None:
+        super().__init__(budget_delta, slack)
+        self._squares, self._drift, self._overflow = Fraction(0), Fraction(0), False
+
+    def _increments(self, items):
+        pairs = _flatten_max(items)
+        overflow = any(e > 700 for e, _ in pairs)  # e^ε overflows: the advanced bound is useless there
+        squares = sum((Fraction(e * e) for e, _ in pairs), Fraction(0))
+        drift = Fraction(0) if overflow else sum((Fraction(e * math.expm1(e)) for e, _ in pairs), Fraction(0))
+        return super()._increments(items), (squares, drift, overflow)
+
+    def _apply(self, increments) -> None:
+        super()._apply(increments[0])
+        squares, drift, overflow = increments[1]
+        self._squares, self._drift = self._squares + squares, self._drift + drift
+        self._overflow = self._overflow or overflow
+
+    def _evaluate(self, increments) -> tuple[float, float]:
+        basic = self._basic_total(increments[0])
+        squares, drift, overflow = increments[1]
+        if self.slack is None or self._overflow or overflow:
+            return basic
+        root = math.sqrt(2.0 * math.log(1.0 / self.slack) * float(self._squares + squares))
+        epsilon = (root + float(self._drift + drift)) * ROUND_UP
+        if epsilon < basic[0]:
+            return epsilon, float_up(Fraction(basic[1]) + Fraction(self.slack))
+        return basic
+
+
+class ZcdpComposition(Composition):
+    """The ``"zcdp"`` rule: Σρ and the additive δ, exactly (rational sums of floats)."""
+
+    rule = "zcdp"
+
+    def __init__(self, budget_delta: float, slack: float | None = None) -> None:
+        super().__init__(budget_delta, slack)
+        self._rho, self._delta_extra = Fraction(0), Fraction(0)
+
+    def _increments(self, items):
+        return super()._increments(items), _zcdp_sums(items)
+
+    def _apply(self, increments) -> None:
+        super()._apply(increments[0])
+        rho, delta = increments[1]
+        self._rho, self._delta_extra = self._rho + rho, self._delta_extra + delta
+
+    def _evaluate(self, increments) -> tuple[float, float]:
+        rho, delta_extra = increments[1]
+        rho = _up(self._rho + rho) * ROUND_UP
+        epsilon = zcdp_epsilon(rho, self.budget_delta - float_up(self._delta_extra + delta_extra))
+        return self._at_budget(epsilon, increments[0])
+
+    def _at_budget(self, epsilon: float, basic_increments) -> tuple[float, float]:
+        basic_epsilon, basic_delta = self._basic_total(basic_increments)
+        if basic_delta <= self.budget_delta:  # basic composition holds too: a release never costs more than it says
+            epsilon = min(epsilon, basic_epsilon)
+        return epsilon, self.budget_delta
+
+
+class PldComposition(ZcdpComposition):
+    """The ``"pld"`` rule: a composed privacy-loss distribution, the Gaussians' Σ1/μ², their failure
+    probabilities, and the zCDP and basic totals of the same releases (the module docstring)."""
+
+    rule = "pld"
+
+    def __init__(self, budget_delta: float, slack: float | None = None) -> None:
+        super().__init__(budget_delta, slack)
+        self._pld = ComposedPld()
+        self._failure, self._inverse_square, self._gaussian_only = Fraction(0), Fraction(0), True
+
+    def _increments(self, items):
+        events = _pld_events(items)
+        gaussians = [e for e in events if isinstance(e, Gaussian)]
+        failure = sum((Fraction(e.failure) for e in gaussians), Fraction(0))
+        if any(noiseless(e) for e in gaussians):  # no noise: no finite ε (the Fraction sums cannot hold infinity)
+            inverse = math.inf
+            events = [e for e in events if not noiseless(e)]
+        else:
+            inverse = sum((Fraction(1.0 / e.combined_multiplier**2) for e in gaussians if not free(e)), Fraction(0))
+        return super()._increments(items), (events, failure, inverse, len(gaussians) == len(events))
+
+    def _apply(self, increments) -> None:
+        events, failure, inverse, gaussian_only = increments[1]
+        super()._apply(increments[0])
+        self._failure, self._inverse_square = self._failure + failure, self._inverse_square + inverse
+        self._gaussian_only = self._gaussian_only and gaussian_only
+        self._pld.add(events)
+
+    def _evaluate(self, increments) -> tuple[float, float]:
+        epsilon, _ = super()._evaluate(increments[0])
+        return min(epsilon, self._pld_epsilon(increments[1])), self.budget_delta
+
+    def fits(self, epsilon: float, extra: Sequence[Item] = ()) -> bool:
+        increments = self._increments(list(extra))
+        if super()._evaluate(increments[0])[0] <= epsilon:  # the zCDP or basic statement: constant time
+            return True
+        events, failure, inverse, gaussian_only = increments[1]
+        delta = self._pld_delta(failure)
+        if delta < 0 or math.isinf(self._inverse_square + inverse):
+            return False
+        if self._gaussian_only and gaussian_only:
+            return self._pld_epsilon(increments[1]) <= epsilon
+        return self._pld.fits(epsilon, delta, events)
+
+    def _pld_delta(self, failure: Fraction) -> float:
+        return self.budget_delta - float_up(self._failure + failure)
+
+    def _pld_epsilon(self, increments) -> float:
+        events, failure, inverse, gaussian_only = increments
+        delta = self._pld_delta(failure)
+        if delta < 0 or math.isinf(self._inverse_square + inverse):
+            return math.inf
+        if self._gaussian_only and gaussian_only:
+            inverse_square = self._inverse_square + inverse
+            multiplier = math.inf if inverse_square == 0 else 1.0 / math.sqrt(float(inverse_square))
+            return gaussian_epsilon(multiplier / ROUND_UP, delta)
+        return self._pld.epsilon(delta, events)
+
+
+_CLASSES: dict[str, type[Composition]] = {
+    "basic": Composition,
+    "advanced": AdvancedComposition,
+    "zcdp": ZcdpComposition,
+    "pld": PldComposition,
+}
+
+
+# ----------------------------------------------------------------------------- what each rule reads from items
 
 
 def _flatten_max(items: Sequence[Item]) -> list[tuple[float, float]]:
@@ -120,115 +337,29 @@ def _exact_sums(events: Sequence[Event]) -> tuple[Fraction, Fraction]:
     )
 
 
-def basic_total(items: Sequence[Item]) -> tuple[float, float]:
-    """(Σε_i, Σδ_i) of ``items``, summed exactly and rounded up (parallel blocks count as their largest part)."""
+def _basic_sums(items: Sequence[Item]) -> tuple[Fraction, Fraction]:
     pairs = _flatten_max(items)
-    return float_up(sum((Fraction(e) for e, _ in pairs), Fraction(0))), float_up(
-        sum((Fraction(d) for _, d in pairs), Fraction(0))
-    )
+    return sum((Fraction(e) for e, _ in pairs), Fraction(0)), sum((Fraction(d) for _, d in pairs), Fraction(0))
 
 
-def _advanced(items: Sequence[Item], slack: float | None) -> tuple[float, float]:
-    basic = basic_total(items)
-    pairs = _flatten_max(items)
-    if slack is None or any(e > 700 for e, _ in pairs):  # e^ε overflows: the advanced bound is useless there
-        return basic
-    squares = math.fsum(e * e for e, _ in pairs)
-    drift = math.fsum(e * math.expm1(e) for e, _ in pairs)
-    epsilon = (math.sqrt(2.0 * math.log(1.0 / slack) * squares) + drift) * ROUND_UP
-    if epsilon < basic[0]:
-        return epsilon, float_up(Fraction(basic[1]) + Fraction(slack))
-    return basic
-
-
-# ----------------------------------------------------------------------------- zCDP
-
-
-def _zcdp_totals(items: Sequence[Item]) -> tuple[float, float]:
-    """(Σρ, Σδ) with parallel blocks as their maximum part."""
-    rho, delta = 0.0, Fraction(0)
+def _zcdp_sums(items: Sequence[Item]) -> tuple[Fraction, Fraction]:
+    """(Σρ, Σδ) exactly, with parallel blocks as their maximum part (per coordinate)."""
+    rho, delta = Fraction(0), Fraction(0)
     for item in items:
         if isinstance(item, Parallel):
-            parts = [_zcdp_totals(part) for part in item.parts]
+            parts = [_zcdp_sums(part) for part in item.parts]
             rho += max(p[0] for p in parts)
-            delta += Fraction(max(p[1] for p in parts))
+            delta += max(p[1] for p in parts)
         else:
             r, d = item.zcdp()
-            rho += r
+            rho += Fraction(r) if math.isfinite(r) else math.inf  # a float infinity absorbs every later sum
             delta += Fraction(d)
-    return rho * ROUND_UP, float_up(delta)
+    return rho, delta
 
 
-def _log_zcdp_delta(rho: float, epsilon: float, alpha: float) -> float:
-    """log of exp((α−1)(αρ−ε)) (1 − 1/α)^α / (α − 1), the CKS (2020) Proposition 12 bound at order α."""
-    return (alpha - 1.0) * (alpha * rho - epsilon) + alpha * math.log1p(-1.0 / alpha) - math.log(alpha - 1.0)
-
-
-def zcdp_delta(rho: float, epsilon: float) -> float:
-    """Smallest δ (at the best order α we find) such that ρ-zCDP implies (ε, δ)-DP.
-
-    Every α > 1 gives a valid bound (Canonne, Kamath & Steinke 2020,
-    Proposition 12), so an imperfect search over α only makes δ larger.
-    """
-    if rho == 0:
-        return 0.0
-    if math.isinf(rho):
-        return 1.0
-    from scipy.optimize import minimize_scalar
-
-    # The optimal α is at least (1 + ε/ρ)/2; search a bracket around it on a log scale.
-    centre = max(1.0 + 1e-9, (1.0 + epsilon / rho) / 2.0)
-    res = minimize_scalar(
-        lambda t: _log_zcdp_delta(rho, epsilon, 1.0 + math.exp(t)),
-        bounds=(math.log(1e-9), math.log(4.0 * centre + 10.0)),
-        method="bounded",
-        options={"xatol": 1e-10},
-    )
-    return min(1.0, math.exp(res.fun))
-
-
-def zcdp_epsilon(rho: float, delta: float) -> float:
-    """Smallest ε (to 1e-12 relative, rounded up) such that ρ-zCDP implies (ε, δ)-DP; ``inf`` if δ <= 0."""
-    if rho == 0:
-        return 0.0
-    if delta <= 0 or math.isinf(rho):
-        return math.inf
-    if delta >= 1:
-        return 0.0
-    lo, hi = 0.0, rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))  # Bun & Steinke, Proposition 1.3: valid
-    while hi - lo > 1e-12 * hi:
-        mid = (lo + hi) / 2.0
-        if zcdp_delta(rho, mid) <= delta:
-            hi = mid
-        else:
-            lo = mid
-    return hi * ROUND_UP
-
-
-# ----------------------------------------------------------------------------- privacy-loss distributions
-
-
-def _pld(items: Sequence[Item], budget_delta: float) -> float:
-    events = _pld_events(items)
-    failure = float_up(sum((Fraction(e.failure) for e in events if isinstance(e, Gaussian)), Fraction(0)))
-    delta = budget_delta - failure
-    if delta < 0:
-        return math.inf
-    if all(isinstance(e, Gaussian) for e in events):
-        return gaussian_epsilon(_combined_multiplier(events) / ROUND_UP, delta)
-    composed = None
-    for event in events:
-        if isinstance(event, Gaussian) and math.isinf(event.noise_multiplier):
-            continue  # zero sensitivity: nothing to compose (its failure probability is counted above)
-        loss = _cached_pld(event)
-        composed = loss if composed is None else composed.compose(loss)
-    return composed.get_epsilon_for_delta(delta)
-
-
-@functools.lru_cache(maxsize=512)
-def _cached_pld(event: Event):
-    """An event's privacy-loss distribution, built once (events are immutable)."""
-    return event.pld(PLD_DISCRETIZATION)
+def _up(value) -> float:
+    """float_up of an exact sum, or infinity (a float) as it is."""
+    return value if isinstance(value, float) else float_up(value)
 
 
 def _pld_events(items: Sequence[Item]) -> list[Event]:

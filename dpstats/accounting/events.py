@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -243,14 +244,53 @@ _KINDS: dict[str, type[Event]] = {cls.kind: cls for cls in (PureDP, ApproxDP, Ex
 
 
 def event_from_dict(data: dict[str, Any]) -> Event:
-    """Rebuild an event from :meth:`Event.to_dict` output."""
+    """Rebuild an event from :meth:`Event.to_dict` output, checking every value (a ledger read back from a file or
+    from JSON may have been edited): its type and fields must be known, every number finite, ε >= 0,
+    0 <= δ < 1, scales and σ > 0, sensitivities >= 0, counts integers >= 1."""
+    if not isinstance(data, dict):
+        raise ParameterError(f"a privacy event must be a JSON object; got {data!r}")
     fields = dict(data)
     kind = fields.pop("type", None)
     if kind not in _KINDS:
         raise ParameterError(f"unknown privacy event type {kind!r}; known: {', '.join(_KINDS)}")
     cls = _KINDS[kind]
-    allowed = {f.name for f in dataclasses.fields(cls)}
-    unknown = set(fields) - allowed
+    allowed = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = set(fields) - set(allowed)
     if unknown:
         raise ParameterError(f"privacy event {kind!r} has no field(s) {sorted(unknown)}")
-    return cls(**fields)
+    missing = [name for name, f in allowed.items() if name not in fields and f.default is dataclasses.MISSING]
+    if missing:
+        raise ParameterError(f"privacy event {kind!r} lacks the field(s) {missing}")
+    checked = {name: _checked_field(kind, name, allowed[name].type, value) for name, value in fields.items()}
+    return cls(**checked)
+
+
+#: The allowed range of each numeric field read back: (lowest, inclusive?, highest, inclusive?).
+_RANGES = {
+    "epsilon": (0.0, True, math.inf, False),
+    "delta": (0.0, True, 1.0, False),
+    "failure": (0.0, True, 1.0, False),
+    "scale": (0.0, False, math.inf, False),
+    "sigma": (0.0, False, math.inf, False),
+    "sensitivity": (0.0, True, math.inf, False),
+    "repeat": (1, True, math.inf, False),
+    "coordinates": (1, True, math.inf, False),
+}
+
+
+def _checked_field(kind: str, name: str, annotation: str, value):
+    """``value`` as the field's type, or a ParameterError naming the event and the field."""
+    if annotation == "bool":
+        if not isinstance(value, bool):
+            raise ParameterError(f"privacy event {kind!r}: {name} must be true or false; got {value!r}")
+        return value
+    integral = annotation == "int"
+    wanted = numbers.Integral if integral else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, wanted) or not math.isfinite(value):
+        what = "an integer" if integral else "a finite number"
+        raise ParameterError(f"privacy event {kind!r}: {name} must be {what}; got {value!r}")
+    low, low_in, high, high_in = _RANGES[name]
+    if not ((value >= low if low_in else value > low) and (value <= high if high_in else value < high)):
+        interval = f"{'[' if low_in else '('}{low:g}, {high:g}{']' if high_in else ')'}"
+        raise ParameterError(f"privacy event {kind!r}: {name} must lie in {interval}; got {value!r}")
+    return int(value) if integral else float(value)

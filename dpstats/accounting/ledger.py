@@ -1,8 +1,10 @@
-"""The ledger: what was released, with which events, in a form that is exported to JSON and printed as a table."""
+"""The ledger: what was released, with which events and which noise, exported to JSON and printed as a table."""
 
 from __future__ import annotations
 
 import json
+import math
+import numbers
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -12,9 +14,86 @@ from ..exceptions import ParameterError
 from .compose import Parallel
 from .events import Event, event_from_dict
 
-__all__ = ["FORMAT", "LedgerEntry", "ParallelRecord", "entries_from_json", "entries_to_json", "format_table"]
+__all__ = [
+    "FORMAT",
+    "LedgerEntry",
+    "NoiseStatement",
+    "ParallelRecord",
+    "entries_from_json",
+    "entries_to_json",
+    "format_table",
+]
 
 FORMAT = "dpstats-ledger/1"
+
+
+@dataclass(frozen=True)
+class NoiseStatement:
+    """What a release's noise means in the units of its result (built by :meth:`dpstats.noise.release.Noise.statement`).
+
+    Attributes
+    ----------
+    distribution : str
+        ``"discrete Laplace"``, ``"discrete Gaussian"``, ``"Laplace"`` or ``"Gaussian"``.
+    scale : float
+        The noise's scale b (Laplace) or standard deviation σ (Gaussian), in ``units``.
+    half_width : float
+        Each coordinate of the release lies within ± ``half_width`` of the exact statistic with probability at
+        least ``confidence`` (the noise and the rounding to the public grid; for the exact integer noise the
+        interval is computed from its exact distribution).
+    units : str
+        The units of the release: ``"data units"`` for a mean, ``"Gram units (entries of XᵀX)"`` for PCA, ...
+    confidence : float, default 0.95
+    """
+
+    distribution: str
+    scale: float
+    half_width: float
+    units: str
+    confidence: float = 0.95
+
+    def describe(self) -> str:
+        """The noise, for the ledger table: ``"discrete Gaussian σ=0.0123 data units"``."""
+        symbol = "σ" if self.distribution.endswith("Gaussian") else "b"
+        return f"{self.distribution} {symbol}={self.scale:.4g} {self.units}"
+
+    def interval(self) -> str:
+        """The error interval, for the ledger table: ``"±0.0241 (95%)"``."""
+        return f"±{self.half_width:.4g} ({self.confidence:.0%})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "distribution": self.distribution,
+            "scale": self.scale,
+            "half_width": self.half_width,
+            "units": self.units,
+            "confidence": self.confidence,
+        }
+
+    @classmethod
+    def from_dict(cls, data) -> NoiseStatement:
+        """Rebuild a statement, checking every value."""
+        if not isinstance(data, dict) or set(data) != {"distribution", "scale", "half_width", "units", "confidence"}:
+            raise ParameterError(
+                f"a noise statement has the fields distribution, scale, half_width, units, confidence; got {data!r}"
+            )
+        for name in ("distribution", "units"):
+            if not isinstance(data[name], str):
+                raise ParameterError(f"noise statement: {name} must be a string; got {data[name]!r}")
+        scale = _number(data["scale"], "noise statement: scale", low=0.0, low_open=True)
+        half_width = _number(data["half_width"], "noise statement: half_width", low=0.0)
+        confidence = _number(data["confidence"], "noise statement: confidence", low=0.0, low_open=True, high=1.0)
+        return cls(data["distribution"], scale, half_width, data["units"], confidence)
+
+
+def _number(value, name: str, *, low: float, low_open: bool = False, high: float = math.inf) -> float:
+    """``value`` as a float if it is a finite real number in the range (low, or (low if ``low_open``), high)."""
+    real = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+    if not real or value < low or (low_open and value == low) or value >= high:
+        bound = f"> {low:g}" if low_open else f">= {low:g}"
+        upper = "" if math.isinf(high) else f" and < {high:g}"
+        raise ParameterError(f"{name} must be a finite number {bound}{upper}; got {value!r}")
+    return float(value)
 
 
 @dataclass(frozen=True)
@@ -36,6 +115,9 @@ class LedgerEntry:
         was not used (see :class:`dpstats.Accountant`, ``allow_unproven``).
     part : str
         For releases inside a parallel block, ``"block b, part p"``; else "".
+    noise : tuple of NoiseStatement
+        The noise in the units of the release and its 95 % error interval, one per noise added (empty for
+        releases that add no noise to a statistic, such as the exponential mechanism).
     """
 
     mechanism: str
@@ -45,17 +127,18 @@ class LedgerEntry:
     events: tuple[Event, ...] = ()
     proven: bool = True
     part: str = ""
+    noise: tuple[NoiseStatement, ...] = ()
 
     @classmethod
-    def of(cls, mechanism: str, events, *, note: str = "", proven: bool = True) -> LedgerEntry:
+    def of(cls, mechanism: str, events, *, note: str = "", proven: bool = True, noise=()) -> LedgerEntry:
         """An entry whose (ε, δ) is the exact sum over ``events``, rounded up."""
         events = tuple(events)
-        epsilon = float_up(sum((Fraction(e.epsilon) for e in events), Fraction(0)))
-        delta = float_up(sum((Fraction(e.delta) for e in events), Fraction(0)))
-        return cls(mechanism, epsilon, delta, note, events, proven)
+        epsilon, delta = _sums(events)
+        return cls(mechanism, epsilon, delta, note, events, proven, "", tuple(noise))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """Plain-JSON form (``noise`` only when the entry has statements)."""
+        data = {
             "mechanism": self.mechanism,
             "epsilon": self.epsilon,
             "delta": self.delta,
@@ -63,21 +146,49 @@ class LedgerEntry:
             "proven": self.proven,
             "events": [e.to_dict() for e in self.events],
         }
+        if self.noise:
+            data["noise"] = [s.to_dict() for s in self.noise]
+        return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> LedgerEntry:
+    def from_dict(cls, data, where: str = "ledger entry") -> LedgerEntry:
+        """Rebuild an entry, checking every value; errors name ``where`` (e.g. ``"ledger entry 3"``)."""
         try:
-            events = tuple(event_from_dict(e) for e in data["events"])
-            return cls(
-                str(data["mechanism"]),
-                float(data["epsilon"]),
-                float(data["delta"]),
-                str(data.get("note", "")),
-                events,
-                bool(data.get("proven", True)),
+            return cls._checked(data)
+        except ParameterError as err:
+            name = data.get("mechanism") if isinstance(data, dict) else None
+            raise ParameterError(f"{where}{f' ({name})' if isinstance(name, str) else ''}: {err}") from None
+
+    @classmethod
+    def _checked(cls, data) -> LedgerEntry:
+        known = {"mechanism", "epsilon", "delta", "note", "proven", "events", "noise"}
+        if not isinstance(data, dict) or not {"mechanism", "epsilon", "delta", "events"} <= set(data) <= known:
+            raise ParameterError(
+                f"an entry has the fields {sorted(known)} (note, proven, noise optional); got {data!r}"
             )
-        except (KeyError, TypeError) as err:
-            raise ParameterError(f"malformed ledger entry {data!r}: {err}") from err
+        mechanism, note, proven = data["mechanism"], data.get("note", ""), data.get("proven", True)
+        if not isinstance(mechanism, str) or not isinstance(note, str) or not isinstance(proven, bool):
+            raise ParameterError("mechanism and note must be strings and proven true or false")
+        epsilon = _number(data["epsilon"], "epsilon", low=0.0)
+        delta = _number(data["delta"], "delta", low=0.0, high=1.0)
+        if not isinstance(data["events"], list) or not data["events"]:
+            raise ParameterError(f"events must be a non-empty list; got {data['events']!r}")
+        events = tuple(event_from_dict(e) for e in data["events"])
+        if (epsilon, delta) != _sums(events):
+            raise ParameterError(
+                f"its (epsilon={epsilon!r}, delta={delta!r}) is not the total of its events {_sums(events)}"
+            )
+        noise = data.get("noise", [])
+        if not isinstance(noise, list):
+            raise ParameterError(f"noise must be a list; got {noise!r}")
+        statements = tuple(NoiseStatement.from_dict(s) for s in noise)
+        return cls(mechanism, epsilon, delta, note, events, proven, "", statements)
+
+
+def _sums(events) -> tuple[float, float]:
+    """(Σε, Σδ) of ``events``, exactly, rounded up."""
+    epsilon = float_up(sum((Fraction(e.epsilon) for e in events), Fraction(0)))
+    return epsilon, float_up(sum((Fraction(e.delta) for e in events), Fraction(0)))
 
 
 @dataclass
@@ -114,22 +225,37 @@ def entries_to_json(header: dict[str, Any], records: list[Record]) -> str:
 
 
 def entries_from_json(text: str) -> tuple[dict[str, Any], list[Record]]:
-    """Parse :func:`entries_to_json` output into (header, records)."""
+    """Parse :func:`entries_to_json` output into (header, records), checking every value (errors name the entry:
+    ``entry 3``, or ``entry 3, part 2, release 1`` inside a parallel block)."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
         raise ParameterError(f"not a dpstats ledger (invalid JSON: {err})") from err
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ParameterError(f"not a dpstats ledger: expected format {FORMAT!r}")
+    raw_entries = data.pop("entries", [])
+    if not isinstance(raw_entries, list):
+        raise ParameterError("not a dpstats ledger: entries must be a list")
     records: list[Record] = []
-    for raw in data.pop("entries", []):
-        if "parallel" in raw:
-            parts = [[LedgerEntry.from_dict(e) for e in part] for part in raw["parallel"]]
-            records.append(ParallelRecord(parts, bool(raw.get("closed", False))))
+    for i, raw in enumerate(raw_entries, start=1):
+        if isinstance(raw, dict) and "parallel" in raw:
+            records.append(_parallel_from_dict(raw, f"entry {i}"))
         else:
-            records.append(LedgerEntry.from_dict(raw))
+            records.append(LedgerEntry.from_dict(raw, f"entry {i}"))
     data.pop("format")
     return data, records
+
+
+def _parallel_from_dict(raw: dict, where: str) -> ParallelRecord:
+    parts, closed = raw["parallel"], raw.get("closed", False)
+    if set(raw) - {"parallel", "closed"} or not isinstance(closed, bool) or not isinstance(parts, list) or not parts:
+        raise ParameterError(f"{where}: a parallel block has a non-empty list of parts and closed (true or false)")
+    checked = []
+    for p, part in enumerate(parts, start=1):
+        if not isinstance(part, list):
+            raise ParameterError(f"{where}, part {p}: a part is a list of entries; got {part!r}")
+        checked.append([LedgerEntry.from_dict(e, f"{where}, part {p}, release {r}") for r, e in enumerate(part, 1)])
+    return ParallelRecord(checked, closed)
 
 
 def flat_entries(records: list[Record]) -> list[LedgerEntry]:
@@ -147,28 +273,27 @@ def flat_entries(records: list[Record]) -> list[LedgerEntry]:
 
 
 def _labelled(entry: LedgerEntry, part: str) -> LedgerEntry:
-    return LedgerEntry(entry.mechanism, entry.epsilon, entry.delta, entry.note, entry.events, entry.proven, part)
+    return LedgerEntry(
+        entry.mechanism, entry.epsilon, entry.delta, entry.note, entry.events, entry.proven, part, entry.noise
+    )
 
 
 def format_table(entries: list[LedgerEntry]) -> list[str]:
-    """Aligned text rows: mechanism, ε, δ, what the noise was, note (columns sized to their contents)."""
-    rows = [("mechanism", "epsilon", "delta", "noise", "note")]
+    """Aligned text rows: mechanism, ε, δ, the noise in the release's units (or the events, for releases that
+    add no noise to a statistic), the 95 % error interval, note (columns sized to their contents)."""
+    rows = [("mechanism", "epsilon", "delta", "noise", "error", "note")]
     for e in entries:
         mechanism = e.mechanism + ("" if e.proven else " (UNPROVEN)")
         label = f"{e.part}: " if e.part else ""
-        rows.append(
-            (
-                mechanism,
-                f"{e.epsilon:.6g}",
-                f"{e.delta:.3g}",
-                "; ".join(ev.describe() for ev in e.events),
-                label + e.note,
-            )
-        )
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+        if e.noise:
+            noise = "; ".join(s.describe() for s in e.noise)
+            error = "; ".join(s.interval() for s in e.noise)
+        else:
+            noise, error = "; ".join(ev.describe() for ev in e.events), "-"
+        rows.append((mechanism, f"{e.epsilon:.6g}", f"{e.delta:.3g}", noise, error, label + e.note))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = []
     for r in rows:
-        lines.append(
-            f"{r[0]:<{widths[0]}}  {r[1]:>{widths[1]}}  {r[2]:>{widths[2]}}  {r[3]:<{widths[3]}}  {r[4]}".rstrip()
-        )
+        cells = f"{r[0]:<{widths[0]}}  {r[1]:>{widths[1]}}  {r[2]:>{widths[2]}}  {r[3]:<{widths[3]}}  "
+        lines.append(f"{cells}{r[4]:<{widths[4]}}  {r[5]}".rstrip())
     return lines

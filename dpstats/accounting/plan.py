@@ -12,7 +12,8 @@ Weights are shares of privacy loss measured in zCDP's ρ (Bun & Steinke 2016):
 a Gaussian release with weight w gets ρ = s·w, i.e. noise multiplier
 σ/Δ = 1/√(2 s w); a pure release gets ε = √(2 s w) (ε-DP is ε²/2-zCDP); an
 exponential mechanism gets ε = √(8 s w) (bounded range: ε²/8-zCDP). The common
-scale s is found by bisection so that the composed total meets the budget. A
+scale s is found by a bracketing root search (``_largest_fitting``) so that the composed total
+(the accountant's running total with the planned releases added) meets the budget. A
 Gaussian release's (ε_i, δ_i) is a point on its privacy curve: a mechanism
 given it calibrates exactly the planned σ (the analytic calibration inverts
 that curve). Under "basic" and "advanced" composition the Gaussian releases
@@ -30,7 +31,7 @@ from fractions import Fraction
 
 from .._validation import check_choice
 from ..exceptions import BudgetExceededError, ParameterError
-from .compose import basic_total, compose
+from .compose import basic_total
 from .events import Event, Exponential, Gaussian, Laplace, PureDP
 from .gaussian import gaussian_epsilon
 
@@ -112,7 +113,6 @@ def calibrate(plan: Sequence[Planned], accountant) -> list[Allocation]:
     plan = [p if isinstance(p, Planned) else Planned(*p) for p in plan]
     if not plan:
         raise ParameterError("plan must list at least one release")
-    base = accountant.composition_items()
     target = accountant.epsilon * (1.0 - TOLERANCE)
     n_gaussian = sum(p.count for p in plan if p.kind == "gaussian")
     gaussian_delta = (
@@ -125,21 +125,46 @@ def calibrate(plan: Sequence[Planned], accountant) -> list[Allocation]:
 
     def total(scale: float) -> float:
         events = [e for p in plan for e in [_event(p, scale, gaussian_delta)] * p.count]
-        eps, delta = compose(base + events, accountant.composition, accountant.delta, slack=accountant.slack)
+        eps, delta = accountant.composed_with(events)
         return eps if delta <= accountant.delta else math.inf
 
-    if total(1e-300) > target:
+    lo, below = 1e-300, total(1e-300) - target
+    if below > 0:
         raise BudgetExceededError("what remains of the budget cannot fit this plan at any noise level")
-    lo, hi = 1e-300, 1.0
-    while total(hi) <= target:
-        lo, hi = hi, hi * 16.0
-    while hi / lo > 1.0 + 1e-9:
-        mid = math.sqrt(lo * hi)
-        if total(mid) <= target:
-            lo = mid
+    hi, above = 1.0, total(1.0) - target
+    while above <= 0:
+        lo, below, hi = hi, above, hi * 16.0
+        above = total(hi) - target
+    return [_allocation(p, _largest_fitting(total, target, lo, below, hi, above), gaussian_delta) for p in plan]
+
+
+def _largest_fitting(total, target: float, lo: float, below: float, hi: float, above: float) -> float:
+    """A scale s with total(s) <= target, within ``TOLERANCE / 2`` of the target (or of the boundary, to a
+    relative 1e-9 in s), from a bracket total(lo) - target = ``below`` <= 0 < ``above`` = total(hi) - target.
+
+    Regula falsi on log s with the Illinois modification (the stale end's value is halved when the same end
+    moves twice), falling back to bisection while ``above`` is infinite: about ten evaluations of the total
+    instead of forty for bisection. ``lo`` always satisfies the budget.
+    """
+    weight_lo, weight_hi, last = below, above, 0
+    while hi / lo > 1.0 + 1e-9 and below < -target * TOLERANCE / 2:
+        a, b = math.log(lo), math.log(hi)
+        if math.isfinite(weight_hi) and lo > 1e-300:
+            u = b - weight_hi * (b - a) / (weight_hi - weight_lo)
+            u = min(max(u, a + 1e-3 * (b - a)), b - 1e-3 * (b - a))  # stay strictly inside the bracket
         else:
-            hi = mid
-    return [_allocation(p, lo, gaussian_delta) for p in plan]
+            u = (a + b) / 2.0
+        mid = math.exp(u)
+        value = total(mid) - target
+        if value <= 0:
+            lo, below, weight_lo = mid, value, value
+            weight_hi = weight_hi / 2.0 if last < 0 else weight_hi
+            last = -1
+        else:
+            hi, above, weight_hi = mid, value, value
+            weight_lo = weight_lo / 2.0 if last > 0 else weight_lo
+            last = 1
+    return lo
 
 
 def _event(p: Planned, scale: float, gaussian_delta: float) -> Event:

@@ -7,10 +7,13 @@
 * :mod:`dpstats.noise.random` — the cryptographically secure default random source;
 * :mod:`dpstats.noise.release` — statistics on a public grid with exact integer noise (the default of every
   mechanism);
-* :mod:`dpstats.noise.continuous` — floating-point samplers (``noise="float"``, the Gamma-norm noise of ERM).
+* :mod:`dpstats.noise.continuous` — floating-point samplers (``noise="float"``, the Gamma-norm noise of ERM);
+* :mod:`dpstats.noise.intervals` — how far a release is from its exact statistic (95 % intervals of the error);
+* :mod:`dpstats.noise.accuracy` — planning from accuracy: the ε for a target error, the error an ε buys.
 """
 
 from ..accounting.gaussian import gaussian_privacy_gap
+from .accuracy import Accuracy, epsilon_for_error, error_for_epsilon
 from .calibration import (
     CALIBRATIONS,
     gaussian_sigma,
@@ -21,7 +24,10 @@ from .calibration import (
 from .continuous import perturb, sample_gamma_norm_vector, sample_gaussian, sample_laplace, sample_symmetric_gaussian
 
 __all__ = [
+    "Accuracy",
     "CALIBRATIONS",
+    "epsilon_for_error",
+    "error_for_epsilon",
     "gaussian_privacy_gap",
     "gaussian_sigma",
     "gaussian_sigma_analytic",

@@ -49,8 +49,10 @@ import numpy as np
 from .._rounding import float_up, sqrt_up
 from .._validation import check_choice
 from ..accounting.events import Event, Gaussian, Laplace
+from ..accounting.ledger import NoiseStatement
 from ..exceptions import FloatingPointNoiseWarning, ParameterError
 from .calibration import discrete_gaussian_sigma, gaussian_sigma, laplace_scale
+from .intervals import continuous_half_width, grid_half_width
 
 __all__ = [
     "NOISE",
@@ -103,11 +105,26 @@ class Noise:
     """Calibrated noise for one release: its privacy event and how to add it (see :func:`make_noise`)."""
 
     event: Event
+    kind: str  # "laplace" or "gaussian"
 
     @property
     def noise_scale(self) -> float:  # pragma: no cover - interface
         """The noise's σ (Gaussian) or scale b (Laplace), in the statistic's real units."""
         raise NotImplementedError
+
+    def half_width(self, confidence: float = 0.95) -> float:  # pragma: no cover - interface
+        """h: each coordinate of the release is within ±h of the exact statistic with probability >= confidence
+        (:mod:`dpstats.noise.intervals`), in the statistic's units."""
+        raise NotImplementedError
+
+    def statement(self, units: str, *, factor: float = 1.0, confidence: float = 0.95) -> NoiseStatement:
+        """What this noise means for the release, for the ledger (``charge(..., noise=...)``): its scale and
+        the half-width of a ``confidence`` interval of the release's error, in ``units`` (say which: "data
+        units", "Gram units (entries of XᵀX)", ...). ``factor`` scales both, for a release that is the noisy
+        statistic times a public number (CCA divides the noisy Gram matrix by n)."""
+        discrete = "discrete " if isinstance(self, _GridNoise) else ""
+        name = f"{discrete}{'Laplace' if self.kind == 'laplace' else 'Gaussian'}"
+        return NoiseStatement(name, self.noise_scale * factor, self.half_width(confidence) * factor, units, confidence)
 
     def apply(self, statistic: Statistic, rng: np.random.Generator) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
@@ -125,6 +142,9 @@ class _GridNoise(Noise):
     def noise_scale(self) -> float:
         root = math.sqrt(self.scale) if self.kind == "gaussian" else float(self.scale)
         return root * float(self.grid)
+
+    def half_width(self, confidence: float = 0.95) -> float:
+        return grid_half_width(self.kind, self.scale, self.grid, confidence)
 
     def apply(self, statistic: Statistic, rng: np.random.Generator) -> np.ndarray:
         """Round the statistic to the grid (exactly), add exact integer noise, scale back."""
@@ -246,6 +266,9 @@ class _FloatNoise(Noise):
     @property
     def noise_scale(self) -> float:
         return self.scale
+
+    def half_width(self, confidence: float = 0.95) -> float:
+        return continuous_half_width(self.kind, self.scale, confidence)
 
     def apply(self, statistic: Statistic, rng: np.random.Generator) -> np.ndarray:
         value = statistic.as_float()

@@ -1,0 +1,277 @@
+"""The ledger file: an append-only, hash-chained log. Each kind of tampering is detected when the ledger is read,
+with an error naming the file and the first bad record; every value read back is validated; a read-only folder
+can be read, a full disk and a missing folder leave the ledger as it was."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import dpstats as dps
+from dpstats.accounting import Gaussian, Laplace, LedgerError, LedgerTamperedError
+from dpstats.accounting.log import FORMAT
+from dpstats.exceptions import ParameterError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _ledger(path: Path, releases: int = 4) -> dps.Accountant:
+    acc = dps.Accountant(10.0, 1e-6, ledger_file=path)
+    for i in range(releases):
+        acc.record(f"release {i}", [Laplace.calibrated(10.0 + i, 1.0)], note=f"n{i}")
+    return acc
+
+
+def _lines(path: Path) -> list[bytes]:
+    return path.read_bytes().splitlines(keepends=True)
+
+
+def test_the_file_is_one_json_record_per_line_each_with_the_hash_of_the_one_before(tmp_path):
+    import hashlib
+
+    path = tmp_path / "budget.jsonl"
+    _ledger(path)
+    lines = _lines(path)
+    assert len(lines) == 5  # the header and four releases, nothing rewritten
+    records = [json.loads(line) for line in lines]
+    assert records[0]["format"] == FORMAT and records[0]["prev"] == "0" * 64
+    for before, record in zip(lines, records[1:], strict=False):
+        assert record["prev"] == hashlib.sha256(before.rstrip(b"\n")).hexdigest()
+    head = (tmp_path / "budget.jsonl.head").read_text().split()
+    assert int(head[0]) == 5 and head[1] == hashlib.sha256(lines[-1].rstrip(b"\n")).hexdigest()
+    size = path.stat().st_size
+    dps.Accountant.open(path).spend(0.1, mechanism="appended")
+    assert path.read_bytes()[:size] == b"".join(lines)  # appended, the old bytes untouched
+
+
+def test_reopening_gives_the_same_ledger_and_total(tmp_path):
+    path = tmp_path / "budget.jsonl"
+    acc = _ledger(path)
+    block = acc.parallel(2)
+    block[0].record("part", [Gaussian(0.5, 1e-7, sigma=5.0)])
+    again = dps.Accountant.open(path)
+    assert again.ledger == acc.ledger and again.spent == acc.spent and again.head == acc.head
+    block.close()
+    assert again.spent == acc.spent  # the close, appended by the first accountant, is read by the second
+
+
+def _tampered(path: Path, match: str) -> None:
+    with pytest.raises(LedgerTamperedError, match=match) as caught:
+        dps.Accountant.open(path)
+    assert str(path) in str(caught.value)
+
+
+def _edit(index: int, old: bytes, new: bytes):
+    def change(lines: list[bytes]) -> list[bytes]:
+        lines[index] = lines[index].replace(old, new)
+        return lines
+
+    return change
+
+
+TAMPERING = {
+    "hand edit in the middle": (_edit(2, b'"note":"n1"', b'"note":"n9"'), "record 3 does not follow record 2"),
+    "hand edit of the last record": (_edit(-1, b'"note":"n3"', b'"note":"n8"'), "head does not match record 4"),
+    "deleted entry": (lambda lines: lines[:2] + lines[3:], "record 2 is numbered 3"),
+    "inserted entry": (lambda lines: lines[:3] + lines[2:], "record 3 is numbered 2"),
+    "truncated tail": (lambda lines: [*lines[:-1], lines[-1][:-30]], "record 4 is cut short"),
+    # two whole records gone: the chain alone still checks, the head does not
+    "records cut from the end": (lambda lines: lines[:-2], "ends at record 2 but its head says 5 records"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(TAMPERING))
+def test_each_kind_of_tampering_is_detected_and_names_the_file_and_record(tmp_path, kind):
+    change, match = TAMPERING[kind]
+    path = tmp_path / "budget.jsonl"
+    _ledger(path)
+    path.write_bytes(b"".join(change(_lines(path))))
+    _tampered(path, match)
+
+
+def test_a_missing_head_is_detected(tmp_path):
+    path = tmp_path / "budget.jsonl"
+    _ledger(path)
+    (tmp_path / "budget.jsonl.head").unlink()
+    _tampered(path, "head .* is missing")
+
+
+def test_a_deleted_log_is_never_replaced_by_an_empty_one(tmp_path):
+    path = tmp_path / "budget.jsonl"
+    _ledger(path)
+    path.unlink()
+    with pytest.raises(LedgerTamperedError, match="missing but its head"):
+        dps.Accountant(10.0, 1e-6, ledger_file=path)
+    assert not path.exists()
+
+
+def test_a_consistent_forgery_with_an_invalid_value_names_the_record(tmp_path):
+    """Even a log whose chain and head were recomputed after the edit is read value by value."""
+    import hashlib
+
+    path = tmp_path / "budget.jsonl"
+    _ledger(path)
+    records = [json.loads(line) for line in _lines(path)]
+    records[2]["entry"]["epsilon"] = -1.0
+    prev, lines = "0" * 64, []
+    for record in records:
+        record["prev"] = prev
+        line = json.dumps(record, sort_keys=True, separators=(",", ":")).encode()
+        prev = hashlib.sha256(line).hexdigest()
+        lines.append(line + b"\n")
+    path.write_bytes(b"".join(lines))
+    (tmp_path / "budget.jsonl.head").write_text(f"{len(lines):020d} {prev}\n")
+    _tampered(path, r"record 2: ledger entry \(release 1\): epsilon must be a finite number >= 0; got -1.0")
+
+
+def test_a_file_shortened_under_a_live_accountant_stops_it_for_good(tmp_path):
+    path = tmp_path / "budget.jsonl"
+    acc = _ledger(path)
+    path.write_bytes(b"".join(_lines(path)[:-1]))
+    for _ in range(2):  # the error is final: no silent reset on a second try
+        with pytest.raises(LedgerTamperedError, match="shorter than when it was last read"):
+            acc.spend(0.1)
+    with pytest.raises(LedgerTamperedError):
+        acc.spent  # noqa: B018
+
+
+# ----------------------------------------------------------------------------- values read back
+
+
+def _export_with(tmp_path, change) -> str:
+    acc = dps.Accountant(10.0, 1e-6)
+    acc.record("first", [Laplace.calibrated(10.0, 1.0)])
+    acc.record("second", [Gaussian(0.5, 1e-7, sigma=5.0)])
+    data = json.loads(acc.to_json())
+    change(data["entries"][1])
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize(
+    "change,match",
+    [
+        (lambda e: e.update(epsilon=-0.5), "epsilon must be a finite number >= 0; got -0.5"),
+        (lambda e: e.update(epsilon=float("nan")), "epsilon must be a finite number >= 0; got nan"),
+        (lambda e: e["events"][0].update(delta=1.0), r"delta must lie in \[0, 1\); got 1.0"),
+        (lambda e: e["events"][0].update(type="magic"), "unknown privacy event type 'magic'"),
+        (lambda e: e["events"][0].update(sigma="5"), "sigma must be a finite number"),
+        (lambda e: e.update(epsilon=0.25), "is not the total of its events"),
+        (lambda e: e.update(events=[]), "events must be a non-empty list"),
+        (lambda e: e.update(noise=[{"distribution": "Gaussian"}]), "a noise statement has the fields"),
+    ],
+)
+def test_from_json_validates_every_value_and_names_the_entry(tmp_path, change, match):
+    with pytest.raises(ParameterError, match=match) as caught:
+        dps.Accountant.from_json(_export_with(tmp_path, change))
+    assert "entry 2 (second)" in str(caught.value)
+
+
+def test_from_json_validates_the_budget():
+    acc = dps.Accountant(1.0)
+    data = json.loads(acc.to_json())
+    data["delta"] = 2.0
+    with pytest.raises(ParameterError, match="delta"):
+        dps.Accountant.from_json(json.dumps(data))
+
+
+def test_a_json_export_given_as_a_ledger_file_says_what_it_is(tmp_path):
+    path = tmp_path / "budget.json"
+    path.write_text(dps.Accountant(1.0).to_json())
+    with pytest.raises(LedgerError, match="from_json"):
+        dps.Accountant(1.0, ledger_file=path)
+
+
+# ----------------------------------------------------------------------------- the file system
+
+
+def test_a_missing_folder_is_a_clear_error_and_creates_nothing(tmp_path):
+    path = tmp_path / "no such folder" / "budget.jsonl"
+    with pytest.raises(LedgerError, match="folder .*no such folder does not exist"):
+        dps.Accountant(1.0, ledger_file=path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def _in_child(code: str, *, as_nobody: bool = False, file_size_limit: int | None = None) -> str:
+    """Run ``code`` in a fresh interpreter (optionally as user nobody, or under a file-size limit); its stdout."""
+    prelude = "import os, resource, signal\n"
+    if file_size_limit is not None:  # writes beyond the limit fail with EFBIG, as on a full disk with ENOSPC
+        prelude += "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        prelude += f"resource.setrlimit(resource.RLIMIT_FSIZE, ({file_size_limit}, {file_size_limit}))\n"
+    if as_nobody:  # the interpreter may live where nobody cannot read: import what the code needs first
+        prelude += "import fcntl, dpstats, scipy.optimize, dp_accounting.pld.privacy_loss_distribution\n"
+        prelude += "os.setgid(65534); os.setuid(65534)\n"
+    result = subprocess.run(
+        [sys.executable, "-c", prelude + textwrap.dedent(code)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_a_ledger_in_a_read_only_folder_can_be_read_but_not_charged(tmp_path):
+    folder = Path(os.environ.get("TMPDIR", "/tmp")) / f"dpstats-read-only-{os.getpid()}"
+    folder.mkdir()
+    try:
+        path = folder / "budget.jsonl"
+        acc = _ledger(path)
+        expected = acc.spent
+        before = path.read_bytes()
+        for name in (path, folder / "budget.jsonl.head"):
+            name.chmod(0o444)
+        folder.chmod(0o555)
+        # root ignores permissions: the child drops to user nobody, for whom the folder is really read-only
+        out = _in_child(
+            f"""
+            import dpstats as dps
+            from dpstats.accounting import LedgerError
+            acc = dps.Accountant.open({str(path)!r})
+            print(acc.spent, len(acc.ledger))
+            try:
+                acc.spend(0.1)
+            except LedgerError as err:
+                print("refused:", err)
+            """,
+            as_nobody=os.geteuid() == 0,
+        )
+        assert out.splitlines()[0] == f"{expected} 4"
+        assert "is read-only" in out and "can be read and audited" in out
+        assert path.read_bytes() == before
+    finally:
+        folder.chmod(0o755)
+        for name in folder.iterdir():
+            name.unlink()
+        folder.rmdir()
+
+
+def test_a_full_disk_refuses_the_release_and_leaves_the_ledger_as_it_was(tmp_path):
+    path = tmp_path / "budget.jsonl"
+    _ledger(path)
+    before, head = path.read_bytes(), (tmp_path / "budget.jsonl.head").read_bytes()
+    out = _in_child(
+        f"""
+        import numpy as np
+        import dpstats as dps
+        from dpstats.accounting import LedgerError
+        acc = dps.Accountant.open({str(path)!r})
+        rng = np.random.default_rng(0)
+        state = rng.bit_generator.state
+        try:
+            dps.mean([0.5, 0.2], 0.5, bounds=(0, 1), rng=rng, accountant=acc)
+        except LedgerError as err:
+            print("refused:", err)
+        print("no noise drawn:", rng.bit_generator.state == state)
+        """,
+        file_size_limit=len(before) + 100,  # room for part of one more line only
+    )
+    assert "refused: could not write to ledger file" in out and "File too large" in out
+    assert "no noise drawn: True" in out
+    assert path.read_bytes() == before and (tmp_path / "budget.jsonl.head").read_bytes() == head
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["budget.jsonl", "budget.jsonl.head"]
+    assert len(dps.Accountant.open(path).ledger) == 4
