@@ -15,7 +15,7 @@ from importlib import import_module
 
 from .accounting import Accountant
 from .cca import cca  # eager, like pca below: the function shares its name with its submodule
-from .descriptive import histogram, mean, variance
+from .descriptive import count, mean, sum, variance
 from .exceptions import (
     BudgetExceededError,
     DataValidationError,
@@ -27,6 +27,7 @@ from .exceptions import (
     ParameterError,
     PrivacyError,
 )
+from .histograms import histogram
 
 # Imported eagerly (pca.py needs only numpy at import time): the function dpstats.pca shares its
 # name with the submodule, and a lazy import would let the submodule shadow the function.
@@ -66,6 +67,7 @@ __all__ = [
     "ParameterError",
     "PrivacyError",
     "cca",
+    "count",
     "histogram",
     "mean",
     "pca",
@@ -73,6 +75,7 @@ __all__ = [
     "pca_ppca",
     "pca_ppm",
     "pca_sn",
+    "sum",
     "top_components",
     "variance",
     *_LAZY,

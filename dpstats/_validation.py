@@ -8,6 +8,9 @@ names the parameter, the value and what is allowed.
 from __future__ import annotations
 
 import numbers
+import sys
+import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -115,3 +118,15 @@ def check_bounds(bounds, name: str = "bounds") -> tuple[np.ndarray, np.ndarray]:
     if not np.isfinite(width).all():
         raise ParameterError(f"{name} are too wide: upper - lower overflows a float; rescale the data")
     return lower, upper
+
+
+_PACKAGE = str(Path(__file__).resolve().parent)
+
+
+def warn_caller(message: str, category: type[Warning]) -> None:
+    """Warn, attributing the warning to the first frame outside dpstats (the caller's line), however deep inside
+    the library the warning is raised."""
+    level, frame = 2, sys._getframe(1)  # stacklevel 2: the function that called warn_caller
+    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(_PACKAGE):
+        level, frame = level + 1, frame.f_back
+    warnings.warn(message, category, stacklevel=level)

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._engine import as_array, check_row_norms, float_gram, grid_gram
+from ._engine import as_array, bound_checked, check_row_norms, float_gram, grid_gram, take_units
 from ._kernels.gram import norm_bound_squared, symmetric_from_upper
+from ._kernels.rows import row_norm_violations
 from ._validation import check_choice, check_delta, check_epsilon, check_int, check_positive
 from .accounting import Accountant, charge, check_accountant
 from .exceptions import DataValidationError, ParameterError
@@ -56,7 +57,9 @@ class CCAResult:
     ridge : float
         Eigenvalue floor applied to Ĉxx and Ĉyy.
     n : int
-        Number of samples N.
+        The normalisation of ``C_hat``: the number of samples N, or with a
+        privacy unit the public bound N_u·m on the rows kept (N_u units, at most
+        m rows each; the number of rows is not public).
     """
 
     U: np.ndarray
@@ -128,6 +131,8 @@ def cca(
     calibration: str = "analytic",
     ridge: float | None = None,
     clip: bool = False,
+    privacy_unit=None,
+    max_rows: int | None = None,
     rng=None,
     accountant: Accountant | None = None,
     noise: str = "exact",
@@ -151,6 +156,12 @@ def cca(
     same replace-one sensitivity (``calibration="classic"`` reproduces it; it is
     proven for ε < 1 only). The default is the analytic Gaussian mechanism
     (Balle & Wang 2018), valid for every ε. Steps 3–4 are post-processing.
+
+    With a privacy unit (replace all rows of one unit, at most m kept per unit,
+    N_u units public): the unit's joint rows contribute a PSD matrix P with
+    tr P <= m R² to ZᵀZ, and ‖P − P′‖_F <= √2·m·R² (as for
+    :func:`dpstats.pca_ag`), so Δ₂ = √2·m·R² before the division, which uses
+    the public N_u·m instead of the (private) number of rows.
 
     Exactness (``noise="exact"``, the default): as in :func:`dpstats.pca_ag`,
     ZᵀZ is rounded block by block to a public grid, exact discrete Gaussian
@@ -186,6 +197,11 @@ def cca(
         ``2σ√D``.
     clip : bool, default False
         Rescale joint rows of norm > 1 to norm 1 instead of raising.
+    privacy_unit : array_like, Series or str, optional
+        One identifier per row (or a column name of the DataFrame ``X``), see
+        above and :func:`dpstats.mean`.
+    max_rows : int, optional
+        With ``privacy_unit``: the public number of rows kept per unit.
     rng : None, int or numpy.random.Generator
         Source of noise; ``None`` is a cryptographically secure OS-keyed source.
     accountant : Accountant, optional
@@ -227,6 +243,7 @@ def cca(
     check_accountant(accountant)
     if delta == 0:
         raise ParameterError("cca needs delta > 0 (Gaussian noise); got delta = 0")
+    X, units = take_units(X, privacy_unit, max_rows, "X")
     X, Y = as_array(X, "X", ndim=(2,)), as_array(Y, "Y", ndim=(2,))
     if X.shape[0] != Y.shape[0]:
         raise DataValidationError(
@@ -242,14 +259,16 @@ def cca(
     Z = np.hstack([X, Y])
     if clip:
         Z = check_row_norms(Z, "[X, Y]", clip=True)
-    n, D = Z.shape
-    sensitivity = math.sqrt(2.0) * norm_bound_squared(D)  # of the unnormalised ZᵀZ
+    rows = bound_checked((Z,), units, rng, check=None if clip else row_norm_violations, name="[X, Y]")
+    Z, n, m = rows.arrays[0], rows.rows_bound, rows.max_rows
+    D = Z.shape[1]
+    sensitivity = math.sqrt(2.0) * m * norm_bound_squared(D)  # of the unnormalised ZᵀZ
     upper = np.triu_indices(D)
     if noise == "exact" and calibration == "analytic":
-        gram = grid_gram(Z, grid_for(sensitivity / math.sqrt(upper[0].size), GRID_BITS))
+        gram = grid_gram(Z, grid_for(sensitivity / math.sqrt(upper[0].size), GRID_BITS), n)
         statistic, slack = Statistic(gram.values[upper], gram.grid), gram.slack * float(gram.grid)
     else:
-        statistic, slack = Statistic(float_gram(Z)[upper]), 0.0
+        statistic, slack = Statistic(float_gram(Z, n)[upper]), 0.0
     calibrated = make_noise(
         epsilon=epsilon,
         delta=delta,
@@ -266,7 +285,7 @@ def cca(
         accountant,
         "cca",
         [calibrated.event],
-        note=f"{calibration} Gaussian, sigma={sigma:.3g}; {describe_source(rng)}",
+        note=f"{rows.note()}{calibration} Gaussian, sigma={sigma:.3g}; {describe_source(rng)}",
         noise=calibrated.statement("covariance units (entries of ZᵀZ/n)", factor=1.0 / n),
     )
     C = symmetric_from_upper(calibrated.apply(statistic, rng), D) / n

@@ -1,7 +1,8 @@
-"""Descriptive statistics: mean, variance and histogram.
+"""Descriptive statistics of bounded numbers: mean, variance, sum and count.
 
 Neighbouring datasets differ by replacing one record; the number of records n
-is public. Bounds and bin edges are parameters, never read from the data.
+is public (or, with ``privacy_unit``, by replacing all records of one unit; see
+"Privacy units" below). Bounds are parameters, never read from the data.
 With ``delta == 0`` the release uses (discrete) Laplace noise (pure ε-DP),
 with ``delta > 0`` (discrete) Gaussian noise calibrated analytically (Balle &
 Wang 2018). By default every release is exact integer noise on a public grid
@@ -43,39 +44,73 @@ Non-finite values
 NaN and ±infinity always raise :class:`~dpstats.exceptions.DataValidationError`,
 with or without ``clip=True``: they are missing or broken data, which clipping
 would hide. ``clip=True`` clips finite values outside the bounds.
+
+Privacy units
+-------------
+With ``privacy_unit=`` (identifiers aligned with the records, or the name of a
+DataFrame column) and ``max_rows=m``, neighbours differ in *all* records of one
+unit: its records may change, appear or disappear, the set of units stays. The
+number of units N is public, the number of records is not. Every record is
+checked against the bounds; then at most m records of each unit are kept,
+chosen uniformly at random by the library's random source, never by the
+records' order or values (:mod:`dpstats._engine.units`). With x̄ = (lo + hi)/2
+and w = hi − lo per coordinate (of the rounded bounds), a unit's kept records
+contribute, whatever they are,
+
+* c ∈ [1, m] records to the count C: Δ_C = m − 1 (0 for m = 1: C = N, public);
+* Σ(x − x̄) ∈ [−c·w/2, c·w/2] to the shifted sum S: Δ_S = m·w;
+* Σ(x − x̄)² ∈ [0, c·w²/4] to the shifted sum of squares Q: Δ_Q = m·w²/4;
+* Σx ∈ [min(lo, m·lo), max(hi, m·hi)] to the plain sum: Δ = max(hi, m·hi) − min(lo, m·lo).
+
+:func:`sum` and :func:`count` release those directly; :func:`mean` releases S
+and C (ε and δ split 2 : 1) and returns x̄ + S̃/max(C̃, N); :func:`variance`
+releases Q, S and C (thirds) and returns Q̃/C' − (S̃/C')² with C' = max(C̃, N).
+The denominator can no longer be the record count, which is not public; raising
+a noisy C̃ to N is post-processing (every unit has at least one record). The
+ledger entry is one release of two or three noisy statistics.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
-from ._engine import as_array, bin_counts, bounded_sums
-from ._engine.tables import check_categories, check_weights, from_table, labels
-from ._rounding import l1_up, l2_up
-from ._validation import check_bounds, check_delta, check_epsilon, check_int
-from .accounting import Accountant, charge, check_accountant, split_weighted
-from .exceptions import DataValidationError, MixedScalesWarning, OutOfBoundsError, ParameterError
-from .noise.random import check_rng, describe_source
-from .noise.release import Statistic, make_noise
+from ._engine import Bounded, as_array, bound_rows, bounded_sums, engine_of, take_units
+from ._engine.tables import TableSource, from_table
+from ._kernels.fixed_point import BoundedSums
+from ._releases import plan, release, split_budget
+from ._validation import check_bounds, check_delta, check_epsilon
+from .accounting import Accountant, check_accountant
+from .exceptions import DataValidationError, ParameterError
+from .noise.random import check_rng
+from .noise.release import Statistic
 
-__all__ = ["mean", "variance", "histogram"]
+__all__ = ["count", "mean", "sum", "variance"]
 
-#: A vector release warns when one coordinate's sensitivity is at least this many times another's.
-DOMINANCE = 10.0
+#: With a privacy unit, the budget of a mean is split 2 : 1 between the shifted sum and the count (near the
+#: worst case's optimum √2 : 1 for the error of their ratio), and equally between Q, S and C for a variance.
+UNIT_MEAN_SHARES = (2, 1)
+UNIT_VARIANCE_SHARES = (1, 1, 1)
 
-#: The units of each release, for its ledger entry (the noise and the 95 % error in them).
-UNITS = {"mean": "data units", "variance": "squared data units", "histogram": "counts"}
+
+@dataclass(frozen=True)
+class _Records:
+    """The exact fixed-point sums of the records (the kept ones, with a privacy unit), where they came from, and
+    the units (None: one record per unit)."""
+
+    sums: BoundedSums
+    table: TableSource | None
+    units: Bounded | None
 
 
-def _records(x, bounds, axis, clip: bool, *, squares: bool):
-    """Validate ``x``, ``bounds`` and ``axis``; check every value and sum the fixed-point records exactly.
-
-    Returns the sums and the :class:`~dpstats._engine.tables.TableSource` ``x`` came from (None for an array)."""
+def _records(x, bounds, axis, clip: bool, *, squares: bool, privacy_unit, max_rows, rng) -> _Records:
+    """Validate ``x``, ``bounds``, ``axis`` and the privacy unit; check every value and sum the fixed-point records
+    (with a privacy unit: of the records each unit keeps) exactly."""
+    x, units = take_units(x, privacy_unit, max_rows)
     x, table = from_table(x, "x")
     if table is not None:
         axis = table.records_axis(axis)
@@ -107,119 +142,15 @@ def _records(x, bounds, axis, clip: bool, *, squares: bool):
             f"bounds must broadcast to the shape of one record's statistic {out_shape}; "
             f"got shapes {np.shape(lower)} and {np.shape(upper)}"
         ) from err
-    return bounded_sums(x, lower, upper, axis=None if x.ndim == 1 else axis, clip=clip, squares=squares), table
-
-
-def _release(
-    mechanism: str,
-    statistic: Statistic,
-    per_coordinate,
-    epsilon: float,
-    delta: float,
-    *,
-    rng,
-    accountant,
-    noise: str,
-    weights=None,
-    table=None,
-):
-    """Calibrate from the per-coordinate sensitivities (exact Fractions), charge, then add the noise.
-
-    Without ``weights`` the coordinates are one release with the vector's L1
-    (δ = 0) or L2 sensitivity (warning when one coordinate dominates it). With
-    ``weights`` each coordinate is a release of its own with ε_j = ε·w_j/Σw
-    (and δ_j likewise): by basic composition the whole is (ε, δ)-DP.
-    """
-    shape = np.shape(statistic.values)
-    per_coordinate = [Fraction(v) for v in np.asarray(per_coordinate, dtype=object).ravel()]
-    try:
-        sensitivity = l1_up(per_coordinate) if delta == 0 else l2_up(per_coordinate)
-    except OverflowError as err:
-        raise ParameterError("bounds are too wide: the sensitivity overflows a float; rescale the data") from err
-    if weights is not None:
-        return _release_weighted(
-            mechanism,
-            statistic,
-            per_coordinate,
-            epsilon,
-            delta,
-            check_weights(weights, shape, table).reshape(-1),
-            rng=rng,
-            accountant=accountant,
-            noise=noise,
-        )
-    changed = len(per_coordinate)
-    _warn_if_dominated(np.array([float(v) for v in per_coordinate]), sensitivity, shape, table)
-    calibrated = make_noise(
-        epsilon=epsilon, delta=delta, sensitivity=sensitivity, changed=changed, unit=statistic.unit, noise=noise
-    )
-    charge(
-        accountant,
-        mechanism,
-        [calibrated.event],
-        note=describe_source(rng),
-        noise=calibrated.statement(UNITS[mechanism]),
-    )
-    noisy = calibrated.apply(statistic, rng)
-    return float(noisy) if np.ndim(noisy) == 0 else noisy
-
-
-def _release_weighted(
-    mechanism: str,
-    statistic: Statistic,
-    per_coordinate: list,
-    epsilon: float,
-    delta: float,
-    weights: np.ndarray,
-    *,
-    rng,
-    accountant,
-    noise: str,
-):
-    """One release per coordinate, with its share of (ε, δ); every event is charged before any noise is drawn."""
-    shape = np.shape(statistic.values)
-    epsilons = split_weighted(epsilon, weights)
-    deltas = split_weighted(delta, weights) if delta > 0 else [0.0] * weights.size
-    for j, share in enumerate(epsilons):
-        check_epsilon(share, f"epsilon share of coordinate {j} (epsilon * weight / sum of weights)")
-    values = np.asarray(statistic.values, dtype=object).reshape(-1)
-    units = np.broadcast_to(np.asarray(statistic.unit, dtype=object), shape).reshape(-1)
-    noises = [
-        make_noise(epsilon=e, delta=d, sensitivity=l1_up([s]), changed=1, unit=u, noise=noise)
-        for e, d, s, u in zip(epsilons, deltas, per_coordinate, units, strict=True)
-    ]
-    charge(
-        accountant,
-        mechanism,
-        [n.event for n in noises],
-        note=f"{len(noises)} coordinates released separately, budget split by weights; {describe_source(rng)}",
-        noise=[n.statement(UNITS[mechanism]) for n in noises],
-    )
-    noisy = [float(n.apply(Statistic(v, u), rng)) for n, v, u in zip(noises, values, units, strict=True)]
-    return noisy[0] if shape == () else np.asarray(noisy).reshape(shape)
-
-
-def _warn_if_dominated(per_coordinate: np.ndarray, sensitivity: float, shape, table) -> None:
-    """Warn (public values only) when the widest coordinate's sensitivity is >= DOMINANCE times the narrowest."""
-    if per_coordinate.size < 2 or per_coordinate.max() < DOMINANCE * per_coordinate.min():
-        return
-    wide, narrow = int(per_coordinate.argmax()), int(per_coordinate.argmin())
-    big, small = per_coordinate[wide], per_coordinate[narrow]
-    names = table.columns if table is not None and table.columns is not None else None
-
-    def name(j):
-        if names is not None:
-            return repr(names[j])
-        return str(j if len(shape) == 1 else np.unravel_index(j, shape))
-
-    warnings.warn(
-        f"column {name(wide)} has sensitivity {big:.4g}, {big / small:.3g} times that of column {name(narrow)} "
-        f"({small:.4g}): the whole vector is calibrated to sensitivity {sensitivity:.4g}, so column {name(narrow)} "
-        f"gets {sensitivity / small:.3g} times the noise it would get alone. Pass weights= (one per column) to give "
-        "each column its own share of epsilon",
-        MixedScalesWarning,
-        stacklevel=4,
-    )
+    axis = None if x.ndim == 1 else axis
+    if units is None:
+        return _Records(bounded_sums(x, lower, upper, axis=axis, clip=clip, squares=squares), table, None)
+    units = units.aligned(n, lazy=engine_of(x).LAZY)
+    bounded_sums(x, lower, upper, axis=axis, clip=clip, squares=False)  # every record checked, kept or not
+    records = x if axis in (None, 0) else np.moveaxis(x, axis, 0)
+    kept = bound_rows((records,), units, rng)
+    sums = bounded_sums(kept.arrays[0], lower, upper, axis=None if axis is None else 0, clip=clip, squares=squares)
+    return _Records(sums, table, kept)
 
 
 def _per_record(unit, transform):
@@ -238,6 +169,8 @@ def mean(
     axis: int | None = None,
     weights=None,
     clip: bool = False,
+    privacy_unit=None,
+    max_rows: int | None = None,
     rng=None,
     accountant: Accountant | None = None,
     noise: str = "exact",
@@ -252,6 +185,13 @@ def mean(
     rounded to a fixed-point grid 2^-36 of the bounds' magnitude (public, per
     record, so the same argument holds with the rounded bounds) and sums them
     exactly (:mod:`dpstats._kernels.fixed_point`).
+
+    With a privacy unit (replace all records of one unit, N units public, at
+    most m records kept per unit) the record count is not public: the mean is
+    x̄ + S̃/max(C̃, N) from the noisy shifted sum S = Σ(x − x̄) (Δ = m·w per
+    coordinate) and the noisy count C (Δ = m − 1), with ε (and δ) split
+    2 : 1 between them (all to S when m = 1, as C = N then); see the module
+    docstring, "Privacy units".
 
     Parameters
     ----------
@@ -283,9 +223,20 @@ def mean(
     clip : bool, default False
         Clip finite values outside ``bounds`` instead of raising
         ``OutOfBoundsError`` (NaN and infinity always raise).
+    privacy_unit : array_like, Series or str, optional
+        The unit of privacy: one identifier per record (integers, numbers or
+        strings; a pandas, polars or dask Series), or the name of a column of
+        the DataFrame ``x`` (then only the unit, never a released value).
+        Neighbours then differ in all records of one unit (module docstring,
+        "Privacy units"). Default: every record is its own unit.
+    max_rows : int, optional
+        With ``privacy_unit``: the public number of records kept per unit
+        (required with it); a unit's records beyond it are dropped, chosen at
+        random. Larger values keep more data and add more noise.
     rng : None, int or numpy.random.Generator
-        Source of noise; ``None`` is a cryptographically secure generator keyed
-        from the OS; an int seed reproduces a release (not secure).
+        Source of noise (and of the records a unit keeps); ``None`` is a
+        cryptographically secure generator keyed from the OS; an int seed
+        reproduces a release (not secure).
     accountant : Accountant, optional
         Charged before any noise is drawn.
     noise : {"exact", "float"}, default "exact"
@@ -317,23 +268,99 @@ def mean(
     """
     epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
     check_accountant(accountant)
-    sums, table = _records(x, bounds, axis, clip, squares=False)
+    rec = _records(x, bounds, axis, clip, squares=False, privacy_unit=privacy_unit, max_rows=max_rows, rng=rng)
+    sums, table = rec.sums, rec.table
+    if rec.units is not None:
+        return _named(_unit_mean(rec, epsilon, delta, weights, rng, accountant, noise), table)
     n = sums.n
     unit = _per_record(sums.unit, lambda h: h / n)
     per_coordinate = (sums.q_upper - sums.q_lower).astype(object) * np.asarray(sums.unit, dtype=object) / n
-    noisy = _release(
-        "mean",
-        Statistic(sums.sums, unit),
-        per_coordinate,
-        epsilon,
-        delta,
-        rng=rng,
-        accountant=accountant,
-        noise=noise,
-        weights=weights,
-        table=table,
+    planned = plan(
+        Statistic(sums.sums, unit), per_coordinate, epsilon, delta, noise=noise, weights=weights, table=table
     )
-    return noisy if table is None else table.per_column_result(noisy)
+    return _named(release("mean", [planned], rng=rng, accountant=accountant)[0], table)
+
+
+def _named(values, table):
+    """Per-column results named after a DataFrame's columns (see the module docstring)."""
+    return values if table is None else table.per_column_result(values)
+
+
+@dataclass(frozen=True)
+class _Shifted:
+    """The unit-level statistics of the kept records, exact (module docstring, "Privacy units"): the count C, the
+    shifted sum S = Σ(x − x̄) and sum of squares Q = Σ(x − x̄)² per coordinate, with their units and sensitivities,
+    and the midpoints x̄."""
+
+    count: Statistic
+    shifted: Statistic
+    squares: Statistic | None
+    count_sensitivity: int
+    shifted_sensitivity: np.ndarray
+    squares_sensitivity: np.ndarray
+    midpoint: np.ndarray
+
+    @classmethod
+    def of(cls, sums: BoundedSums, m: int) -> _Shifted:
+        h = np.asarray(sums.unit, dtype=object)
+        lo, hi = np.asarray(sums.q_lower, dtype=object), np.asarray(sums.q_upper, dtype=object)
+        width, middle = hi - lo, lo + hi  # in steps h; x̄ = middle·h/2
+        total = np.asarray(sums.sums, dtype=object)
+        twice = 2 * total - sums.n * middle  # Σ(2q − (q_lo + q_hi)) = 2S/h
+        squares = None
+        if sums.squares is not None:  # Σ(2q − (q_lo + q_hi))² = 4Q/h²
+            squares = Statistic(
+                _scalar(4 * np.asarray(sums.squares, dtype=object) - 4 * middle * total + sums.n * middle * middle),
+                _scalar(h * h / 4),
+            )
+        return cls(
+            Statistic(sums.n, Fraction(1)),
+            Statistic(_scalar(twice), _scalar(h / 2)),
+            squares,
+            m - 1,
+            m * width * h,
+            m * width * width * h * h / 4,
+            np.asarray(middle * h / 2, dtype=np.float64),
+        )
+
+
+def _scalar(values):
+    """A 0-d object array as its Python object (a statistic of one coordinate), else the array."""
+    return values.item() if isinstance(values, np.ndarray) and values.ndim == 0 else values
+
+
+def _unit_mean(rec: _Records, epsilon: float, delta: float, weights, rng, accountant, noise: str):
+    """x̄ + S̃/max(C̃, N) (module docstring, "Privacy units")."""
+    stats, m, units = _Shifted.of(rec.sums, rec.units.max_rows), rec.units.max_rows, rec.units.units
+    shares = split_budget(epsilon, delta, UNIT_MEAN_SHARES) if m > 1 else [(epsilon, delta)]
+    plans = [
+        plan(
+            stats.shifted,
+            stats.shifted_sensitivity,
+            *shares[0],
+            noise=noise,
+            weights=weights,
+            table=rec.table,
+            units="data units (sum of x − x̄)",
+        )
+    ]
+    if m > 1:
+        plans.append(plan(stats.count, [stats.count_sensitivity], *shares[1], noise=noise, units="rows"))
+    released = "shifted sum and record count" if m > 1 else "shifted sum (record count = N, public)"
+    noisy = release("mean", plans, rng=rng, accountant=accountant, note=_unit_note(rec.units, released))
+    count = max(noisy[1], units) if m > 1 else units
+    return _shaped(stats.midpoint + np.asarray(noisy[0]) / count)
+
+
+def _unit_note(units: Bounded, released: str) -> str:
+    """The ledger note of a unit-level release (public values only: N, m and what was released)."""
+    return f"privacy unit: {units.units} units (public), at most {units.max_rows} records each; {released}"
+
+
+def _shaped(values):
+    """A float for a scalar statistic, else the array."""
+    values = np.asarray(values, dtype=np.float64)
+    return float(values) if values.ndim == 0 else values
 
 
 def variance(
@@ -345,6 +372,8 @@ def variance(
     axis: int | None = None,
     weights=None,
     clip: bool = False,
+    privacy_unit=None,
+    max_rows: int | None = None,
     rng=None,
     accountant: Accountant | None = None,
     noise: str = "exact",
@@ -373,9 +402,15 @@ def variance(
     ``(n − 1)(q_hi − q_lo)²`` in those units (the bound above, for the
     rounded records).
 
+    With a privacy unit (replace all records of one unit, N public, at most m
+    records kept per unit) the variance is Q̃/C' − (S̃/C')², C' = max(C̃, N),
+    from the noisy shifted sum of squares Q = Σ(x − x̄)² (Δ = m·w²/4), shifted
+    sum S (Δ = m·w) and count C (Δ = m − 1), ε (and δ) split in thirds (halves
+    between Q and S when m = 1); module docstring, "Privacy units".
+
     Parameters
     ----------
-    x, epsilon, delta, bounds, axis, weights, clip, rng, accountant, noise
+    x, epsilon, delta, bounds, axis, weights, clip, privacy_unit, max_rows, rng, accountant, noise
         As in :func:`mean`.
 
     Returns
@@ -397,169 +432,190 @@ def variance(
     """
     epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
     check_accountant(accountant)
-    sums, table = _records(x, bounds, axis, clip, squares=True)
+    rec = _records(x, bounds, axis, clip, squares=True, privacy_unit=privacy_unit, max_rows=max_rows, rng=rng)
+    sums, table = rec.sums, rec.table
+    if rec.units is not None:
+        return _named(_unit_variance(rec, epsilon, delta, weights, rng, accountant, noise), table)
     n = sums.n
     scaled = sums.squares * n - sums.sums * sums.sums  # n Σq² − (Σq)², exact integers
     unit = _per_record(sums.unit, lambda h: h * h / (n * n))
     h = np.asarray(sums.unit, dtype=object)
     per_coordinate = (n - 1) * ((sums.q_upper - sums.q_lower).astype(object) * h) ** 2 / (n * n)
-    noisy = _release(
-        "variance",
+    planned = plan(
         Statistic(scaled, unit),
         per_coordinate,
         epsilon,
         delta,
-        rng=rng,
-        accountant=accountant,
         noise=noise,
         weights=weights,
         table=table,
+        units="squared data units",
     )
-    return noisy if table is None else table.per_column_result(noisy)
+    return _named(release("variance", [planned], rng=rng, accountant=accountant)[0], table)
 
 
-def histogram(
+def _unit_variance(rec: _Records, epsilon: float, delta: float, weights, rng, accountant, noise: str):
+    """Q̃/C' − (S̃/C')² with C' = max(C̃, N) (module docstring, "Privacy units")."""
+    stats, m, units = _Shifted.of(rec.sums, rec.units.max_rows), rec.units.max_rows, rec.units.units
+    shares = split_budget(epsilon, delta, UNIT_VARIANCE_SHARES if m > 1 else UNIT_VARIANCE_SHARES[:2])
+    plans = [
+        plan(
+            stats.squares,
+            stats.squares_sensitivity,
+            *shares[0],
+            noise=noise,
+            weights=weights,
+            table=rec.table,
+            units="squared data units (sum of (x − x̄)²)",
+        ),
+        plan(
+            stats.shifted,
+            stats.shifted_sensitivity,
+            *shares[1],
+            noise=noise,
+            weights=weights,
+            table=rec.table,
+            units="data units (sum of x − x̄)",
+        ),
+    ]
+    if m > 1:
+        plans.append(plan(stats.count, [stats.count_sensitivity], *shares[2], noise=noise, units="rows"))
+    released = "shifted sum of squares, shifted sum" + (" and record count" if m > 1 else " (record count = N, public)")
+    noisy = release("variance", plans, rng=rng, accountant=accountant, note=_unit_note(rec.units, released))
+    count = max(noisy[2], units) if m > 1 else units
+    return _shaped(np.asarray(noisy[0]) / count - (np.asarray(noisy[1]) / count) ** 2)
+
+
+def sum(  # noqa: A001 (dps.sum, as numpy.sum)
     x,
     epsilon: float,
     delta: float = 0.0,
     *,
-    bins: int = 10,
-    range=None,  # noqa: A002
-    categories=None,
-    other=None,
+    bounds,
+    axis: int | None = None,
+    weights=None,
     clip: bool = False,
+    privacy_unit=None,
+    max_rows: int | None = None,
     rng=None,
     accountant: Accountant | None = None,
     noise: str = "exact",
 ):
-    """Differentially private histogram: public equal-width bins, or counts over a public list of categories.
+    """Differentially private sum of bounded data: "how much in total".
 
-    The edges come only from ``range`` and ``bins`` (never from the data's
-    minimum and maximum, which the original dp-stats disclosed); the categories
-    only from ``categories`` (never from the values seen). Sensitivity (replace
-    one record): the record leaves one bin and enters another, so the count
-    vector changes by 1 in two places: L1 = 2, L2 = √2. The same holds with an
-    ``other`` bin, which is just one more public bin.
+    Sensitivity. Replace one record (n public): the sum of each coordinate
+    moves by at most ``hi − lo``, so Δ₁ = Σ_j (hi_j − lo_j) and
+    Δ₂ = √(Σ_j (hi_j − lo_j)²) for a vector release. Replace all records of
+    one unit (``privacy_unit``, at most m records kept per unit, each unit with
+    at least one): a unit adds between ``min(lo, m·lo)`` and ``max(hi, m·hi)``
+    to each coordinate, so the per-coordinate sensitivity is
+    ``max(hi, m·hi) − min(lo, m·lo)`` (m·hi for data in [0, hi]). The records
+    are rounded to a public fixed-point grid and summed exactly, as in
+    :func:`mean`; the sensitivities are those of the rounded bounds.
 
     Parameters
     ----------
-    x : array_like, pandas or polars Series
-        One value per record: numbers with ``range``, labels (strings or any
-        hashable values) with ``categories``.
-    epsilon, delta : float
-        Privacy parameters (δ = 0: Laplace(2/ε) per bin; δ > 0: Gaussian with Δ₂ = √2).
-    bins : int, default 10
-        Number of equal-width bins (numeric histograms).
-    range : tuple (lower, upper)
-        Public range of the values (numeric histograms).
-    categories : list, optional
-        The public list of categories, chosen without looking at the data; one
-        count per category, in this order. A value not in the list (missing
-        values included) raises :class:`~dpstats.exceptions.OutOfBoundsError`,
-        unless ``other`` is given.
-    other : hashable, optional
-        With ``categories``: the label of one more bin that counts every value
-        outside the list, so nothing is dropped (e.g. ``other="other"``).
-    clip : bool, default False
-        Numeric histograms: put finite values outside ``range`` in the first or
-        last bin instead of raising (NaN and infinity always raise).
-    rng, accountant, noise
-        As in :func:`mean`. The counts are exact integers: with exact noise the
-        grid is a power of two below 1, so no rounding is needed.
+    x, epsilon, delta, bounds, axis, weights, clip, privacy_unit, max_rows, rng, accountant, noise
+        As in :func:`mean`.
 
     Returns
     -------
-    counts : numpy.ndarray of float, pandas.Series or polars.Series
-        Noisy counts (they can be negative or fractional; rounding and
-        clamping afterwards are post-processing). With ``categories`` and a
-        pandas Series ``x``, a Series indexed by category (named like ``x``); a
-        polars Series for polars.
-    edges : numpy.ndarray or list
-        The ``bins + 1`` public edges, or the categories (with ``other`` last
-        when given).
+    float, numpy.ndarray, pandas.Series or polars.DataFrame
+        The noisy sum (named by column for a DataFrame).
 
     References
     ----------
-    Dwork, McSherry, Nissim & Smith, TCC 2006 (histogram queries, Example 3).
+    Dwork, McSherry, Nissim & Smith, TCC 2006. Wilson et al., "Differentially
+    private SQL with bounded user contribution", PoPETs 2020 (bounding the
+    records per user).
 
     Examples
     --------
     >>> import dpstats as dps
-    >>> counts, edges = dps.histogram([0.1, 0.5, 0.9], epsilon=1.0, bins=4, range=(0, 1), rng=0)
-    >>> counts, names = dps.histogram(["a", "b", "a", "z"], 1.0, categories=["a", "b"], other="other", rng=0)
-    >>> names
-    ['a', 'b', 'other']
+    >>> total = dps.sum([12.0, 30.5, 7.25, 99.0], 1.0, bounds=(0, 100), rng=0)
+    >>> spend = dps.sum([12.0, 30.5, 7.25, 99.0], 1.0, bounds=(0, 100), privacy_unit=["a", "a", "b", "c"],
+    ...                 max_rows=2, rng=0)
     """
     epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
     check_accountant(accountant)
-    if categories is not None or other is not None:
-        if range is not None:
-            raise ParameterError("pass either range (numeric bins) or categories (labels), not both")
-        return _categorical(
-            x, epsilon, delta, check_categories(categories, other), other, rng=rng, accountant=accountant, noise=noise
-        )
-    if range is None:
-        raise ParameterError(
-            "range is required for a numeric histogram: pass (lower, upper) chosen without looking "
-            "at the data (or categories=[...] to count labels)"
-        )
-    bins = check_int(bins, "bins")
-    lower, upper = check_bounds(range, "range")
-    if lower.ndim or upper.ndim:
-        raise ParameterError(f"range must be a pair of scalars; got {range!r}")
-    x = as_array(from_table(x, "x")[0], "x", ndim=(1,))
-    if x.shape[0] == 0:
-        raise DataValidationError("x must hold at least one record; got an empty array")
-    counts = bin_counts(x, bins, float(lower), float(upper), clip=clip)
-    edges = np.histogram_bin_edges(np.empty(0), bins=bins, range=(float(lower), float(upper)))
-    return _count_release(counts, epsilon, delta, rng=rng, accountant=accountant, noise=noise), edges
-
-
-def _count_release(counts: np.ndarray, epsilon: float, delta: float, *, rng, accountant, noise: str) -> np.ndarray:
-    """Noisy counts. Replacing a record moves one count down and another up: L1 = 2, L2 = √2, two coordinates."""
-    return _release(
-        "histogram",
-        Statistic(counts.astype(np.int64), Fraction(1)),
-        np.ones(2),
-        epsilon,
-        delta,
-        rng=rng,
-        accountant=accountant,
-        noise=noise,
+    rec = _records(x, bounds, axis, clip, squares=False, privacy_unit=privacy_unit, max_rows=max_rows, rng=rng)
+    sums, table = rec.sums, rec.table
+    m = 1 if rec.units is None else rec.units.max_rows
+    lo, hi = np.asarray(sums.q_lower, dtype=object), np.asarray(sums.q_upper, dtype=object)
+    highest = np.where(hi > 0, m * hi, hi).astype(object)
+    lowest = np.where(lo < 0, m * lo, lo).astype(object)
+    per_coordinate = (highest - lowest) * np.asarray(sums.unit, dtype=object)
+    planned = plan(
+        Statistic(sums.sums, sums.unit), per_coordinate, epsilon, delta, noise=noise, weights=weights, table=table
     )
+    note = "" if rec.units is None else _unit_note(rec.units, "sum")
+    return _named(release("sum", [planned], rng=rng, accountant=accountant, note=note)[0], table)
 
 
-def _categorical(x, epsilon: float, delta: float, categories: list, other, *, rng, accountant, noise: str):
-    """The categorical histogram of :func:`histogram`: every value is looked up in the public list."""
-    values, table = labels(x, "x")
-    if values.size == 0:
-        raise DataValidationError("x must hold at least one record; got an empty array")
-    codes = _category_codes(values, {c: i for i, c in enumerate(categories)})
-    outside = codes < 0
-    if outside.any():
-        if other is None:
-            raise OutOfBoundsError(
-                f"x has {int(outside.sum())} value(s) that are not in the public categories (missing values count "
-                "as outside); add them to categories, or pass other='other' to count them in a bin of their own"
-            )
-        codes = np.where(outside, len(categories), codes)
-    names = categories if other is None else [*categories, other]
-    counts = np.bincount(codes, minlength=len(names))
-    noisy = _count_release(counts, epsilon, delta, rng=rng, accountant=accountant, noise=noise)
-    return (noisy if table is None else table.indexed(noisy, names)), names
+def count(
+    x,
+    epsilon: float,
+    delta: float = 0.0,
+    *,
+    privacy_unit=None,
+    max_rows: int | None = None,
+    rng=None,
+    accountant: Accountant | None = None,
+    noise: str = "exact",
+) -> float:
+    """How many records: exact where the count is public, noisy where it is not.
+
+    Without a privacy unit neighbours replace one record, so the number of
+    records n is public: it is returned exactly and nothing is charged. With a
+    privacy unit (replace all records of one unit; N units, public, each with at
+    least one record, at most ``max_rows`` = m of them kept) a unit contributes
+    between 1 and m records, so the count of kept records has sensitivity
+    m − 1: it is released with Laplace (δ = 0) or Gaussian (δ > 0) noise of
+    that sensitivity — or exactly, with nothing charged, when m = 1 (then it is
+    N). The values of ``x`` are not read (any dtype, any columns).
+
+    Parameters
+    ----------
+    x : array_like, pandas, polars or dask Series or DataFrame
+        The records (rows).
+    epsilon, delta, privacy_unit, max_rows, rng, accountant, noise
+        As in :func:`mean` (``privacy_unit`` may name a column of a DataFrame).
+
+    Returns
+    -------
+    float
+        The (noisy) number of records.
+
+    Examples
+    --------
+    >>> import dpstats as dps
+    >>> dps.count(["x", "y", "z"], 1.0)
+    3.0
+    >>> purchases = dps.count(["x", "y", "z", "w"], 1.0, privacy_unit=[1, 1, 1, 2], max_rows=2, rng=0)
+    """
+    epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
+    check_accountant(accountant)
+    x, units = take_units(x, privacy_unit, max_rows)
+    rows = _rows(x)
+    if units is None:
+        return float(rows)
+    units = units.aligned(rows, lazy=engine_of(units.ids).LAZY)
+    kept, distinct = engine_of(units.ids).bounded_row_count(units)
+    if units.max_rows == 1:
+        return float(distinct)
+    planned = plan(Statistic(kept, Fraction(1)), [units.max_rows - 1], epsilon, delta, noise=noise, units="rows")
+    note = _unit_note(Bounded((), distinct, units.max_rows), "record count")
+    return float(release("count", [planned], rng=rng, accountant=accountant, note=note)[0])
 
 
-def _category_codes(values: np.ndarray, index: dict) -> np.ndarray:
-    """The position of each value in the categories (−1 outside), looking up each distinct value once."""
+def _rows(x) -> int:
+    """The number of records of ``x`` (its length: rows of a table or an array), at least one."""
     try:
-        distinct, inverse = np.unique(values, return_inverse=True)
-    except TypeError:  # values of types that do not sort together (e.g. str and None): look up each value
-        return np.fromiter((_lookup(index, v) for v in values), dtype=np.int64, count=values.size)
-    return np.array([_lookup(index, v) for v in distinct], dtype=np.int64)[inverse.reshape(-1)]
-
-
-def _lookup(index: dict, value) -> int:
-    try:
-        return index.get(value, -1)
-    except TypeError:  # unhashable value: not a category
-        return -1
+        rows = len(x)
+    except TypeError as err:
+        raise DataValidationError(
+            f"x must be a sequence of records (an array, list or table); got {type(x).__name__}"
+        ) from err
+    if rows < 1:
+        raise DataValidationError("x must hold at least one record; got none")
+    return rows

@@ -87,6 +87,19 @@ already charged, and the fact that it failed is the one output the guarantee
 does not cover. (The original dp-stats used Nelder–Mead, which gives no
 certificate at all, and its logistic output perturbation crashed.)
 
+Privacy units. With ``privacy_unit=`` and ``max_rows=m`` neighbours differ in
+all examples of one unit (at most m kept per unit, chosen at random; N units,
+public; the number of examples is not). The objective becomes
+``J(f) = (1/(N m)) Σ_{kept i} ℓ(y_i fᵀx_i) + (λ/2)‖f‖²`` — each unit's loss
+L_u = (1/m) Σ_{i∈u} ℓ_i is 1-Lipschitz (R-Lipschitz for rows of norm R) and
+c-smooth like one example's, and J = (1/N) Σ_u L_u + (λ/2)‖f‖² — so both
+theorems hold with n replaced by N·m and one unit in the role of one example:
+the minimiser moves by at most 2mR/(N m λ) = 2R/(Nλ) (output perturbation,
+calibrated as 2mR/(nλ) with n = N·m), and objective perturbation has
+‖b − b′‖ <= 2mR and the Jacobian bound of
+:func:`objective_perturbation_parameters`. All floating-point error bounds use
+the public N·m in place of the number of examples.
+
 Intercept. The functions fit no intercept: an unpenalised bias term would break
 the strong convexity the proofs need. The estimators in
 :mod:`dpstats.estimators` offer ``fit_intercept`` by a fixed feature map (see
@@ -104,7 +117,7 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit
 
-from ._engine import as_array, check_row_norms, engine_of, reduce_rows
+from ._engine import as_array, bound_checked, check_row_norms, engine_of, reduce_rows, take_units
 from ._kernels.blocks import block_rows
 from ._kernels.gram import norm_bound_squared
 from ._kernels.reduce import DyadicSum
@@ -170,7 +183,7 @@ class _Huber(_Loss):
 
 
 def objective_perturbation_parameters(
-    n: int, lam: float, epsilon: float, c: float, *, norm_bound: float = 1.0
+    n: int, lam: float, epsilon: float, c: float, *, norm_bound: float = 1.0, max_rows: int = 1
 ) -> tuple[float, float]:
     """ε′ and Δ of CMS 2011, Algorithm 2, steps 1–2.
 
@@ -178,6 +191,15 @@ def objective_perturbation_parameters(
     example has gradient norm <= R and curvature <= cR², so c becomes cR² and
     the noise b has density ∝ exp(−(ε′/(2R))‖b‖) (the proof of Theorem 9 with
     these two bounds).
+
+    With a privacy unit (``max_rows`` = m > 1; n is then the public N·m, see
+    the module docstring) the Jacobian ratio of the proof of Theorem 9 is
+    det(B + H)/det(B + H′) <= det(B + H)/det(B) with H = Σ_{i∈u} ℓ″ x_i x_iᵀ
+    (PSD, rank <= m, trace <= c·m·R²) and B >= n(λ + Δ)I: by the arithmetic-
+    geometric mean inequality it is at most (1 + cR²/(n(λ + Δ)))^m, and
+    dpstats charges (1 + r)^(2m), the paper's (1 + r)² at m = 1. So
+    ε′ = ε − 2m·ln(1 + cR²/(nλ)), and in the Δ branch
+    Δ = cR²/(n(e^{ε/(4m)} − 1)) − λ with ε′ = ε/2.
 
     Parameters
     ----------
@@ -205,10 +227,10 @@ def objective_perturbation_parameters(
     """
     c = c * norm_bound * norm_bound
     ratio = c / (n * lam)
-    eps_prime = epsilon - 2.0 * math.log1p(ratio)  # ln(1 + 2r + r²) = 2 ln(1 + r)
+    eps_prime = epsilon - 2.0 * max_rows * math.log1p(ratio)  # ln(1 + 2r + r²) = 2 ln(1 + r)
     if eps_prime > 0:
         return eps_prime, 0.0
-    return epsilon / 2.0, c / (n * math.expm1(epsilon / 4.0)) - lam
+    return epsilon / 2.0, c / (n * math.expm1(epsilon / (4.0 * max_rows))) - lam
 
 
 def _check_data(X, y, clip: bool) -> tuple:
@@ -237,9 +259,9 @@ class _Violations:
         norms = self.norms if other.norms is None else (other.norms if self.norms is None else self.norms + other.norms)
         return _Violations(norms, self.labels + other.labels, tuple(sorted(set(self.examples + other.examples)))[:5])
 
-    def raise_error(self) -> None:
+    def raise_error(self, name: str = "X") -> None:
         if self.norms is not None:
-            self.norms.raise_error("X")
+            self.norms.raise_error(name)
         raise DataValidationError(
             f"y must hold labels in {{-1, +1}}; got {self.labels} other value(s), e.g. {list(self.examples)}. "
             "Map two-class labels to -1/+1 first (dpstats.estimators does this for you)"
@@ -261,9 +283,9 @@ class _Rows:
     chunks). Block by block the arithmetic is the same, so every engine gives bitwise the same objective, gradient
     and minimiser."""
 
-    def __init__(self, X, y) -> None:
-        n, d = X.shape
-        self.shape = (n, d)
+    def __init__(self, X, y, public_rows: int | None = None) -> None:
+        n, d = public_rows or X.shape[0], X.shape[1]
+        self.shape = (n, d)  # n: the public number of rows (or N·m after bounding), the objective's normaliser
         self.rows = min(block_rows(8 * d), n)
         self.engine = engine_of(X, y)
         self.X, self.y = self.engine.persist_rows(X, y, self.rows)
@@ -473,37 +495,40 @@ AMP_SHARE = 1.0 / 128
 
 
 def fit_weights(
-    X, y, epsilon, lam, loss: _Loss, method, rng, accountant, tol, max_iter, noise: str = "exact"
+    X, y, epsilon, lam, loss: _Loss, method, rng, accountant, tol, max_iter, noise: str = "exact", units=None
 ) -> np.ndarray:
     """Algorithm 1 or 2: the released weights. Every row (‖x_i‖₂² <= 1 + τ) and label (±1) of the NumPy or dask
-    arrays X, y is checked in one pass before anything is charged."""
+    arrays X, y is checked in one pass before anything is charged; with privacy ``units`` (from
+    :func:`dpstats._engine.take_units`) every row is checked, then at most m rows of each unit are kept."""
     epsilon, lam = check_epsilon(epsilon), check_positive(lam, "lam")
     check_choice(method, "method", METHODS)
     check_choice(noise, "noise", NOISE)
     tol, max_iter = check_positive(tol, "tol"), check_int(max_iter, "max_iter")
     rng = check_rng(rng)
     check_accountant(accountant)
-    data = _Rows(X, y).validated()
+    rows = bound_checked((X, y), units, rng, check=_check_rows)
+    data = _Rows(*rows.arrays, public_rows=rows.rows_bound).validated()
     n, d = data.shape
+    m = rows.max_rows
     bound = math.sqrt(norm_bound_squared(d))
     mechanism = f"{loss.name} ({method} perturbation)"
-    floating = f"Gamma-norm noise drawn in floating point (no exact sampler known); {describe_source(rng)}"
+    floating = f"{rows.note()}Gamma-norm noise drawn in floating point (no exact sampler known); {describe_source(rng)}"
     if method == "output":
-        sensitivity = 2.0 * bound / (n * lam) + 2.0 * tol / lam
+        sensitivity = 2.0 * m * bound / (n * lam) + 2.0 * tol / lam
         grid = output_grid(sensitivity, d, noise)
         f = _solve(data, None, loss, lam, None, tol, max_iter)  # non-private, not released
         charge(
             accountant,
             mechanism,
             [PureDP(epsilon)],
-            note=f"CMS 2011 Algorithm 1, sensitivity 2R/(n lam) + 2 tol/lam; {floating}",
+            note=f"CMS 2011 Algorithm 1, sensitivity 2mR/(n lam) + 2 tol/lam; {floating}",
         )
         return _gridded_release(f, _covered(sensitivity, grid, d), epsilon, grid, rng)
     eps_output = epsilon * AMP_SHARE
     eps_objective = epsilon - eps_output
     while Fraction(eps_objective) + Fraction(eps_output) > Fraction(epsilon):  # never charge more than epsilon
         eps_objective = math.nextafter(eps_objective, 0.0)
-    eps_prime, Delta = objective_perturbation_parameters(n, lam, eps_objective, loss.c, norm_bound=bound)
+    eps_prime, Delta = objective_perturbation_parameters(n, lam, eps_objective, loss.c, norm_bound=bound, max_rows=m)
     distance = 2.0 * tol / (lam + Delta)
     grid = output_grid(distance, d, noise)
     charge(
@@ -513,7 +538,7 @@ def fit_weights(
         note=f"CMS 2011 Algorithm 2 at eps={eps_objective:.6g} (eps'={eps_prime:.4g}, Delta={Delta:.4g}); "
         f"approximate-minimiser output noise at eps={eps_output:.4g}; {floating}",
     )
-    b = sample_gamma_norm_vector(d, eps_prime / (2.0 * bound), rng)
+    b = sample_gamma_norm_vector(d, eps_prime / (2.0 * m * bound), rng)
     f = _solve(data, None, loss, lam + Delta, b, tol, max_iter)
     return _gridded_release(f, _covered(distance, grid, d), eps_output, grid, rng)
 
@@ -551,6 +576,8 @@ def svm(
     h: float = 0.5,
     method: str = "objective",
     clip: bool = False,
+    privacy_unit=None,
+    max_rows: int | None = None,
     rng=None,
     accountant: Accountant | None = None,
     tol: float = DEFAULT_TOL,
@@ -584,6 +611,12 @@ def svm(
         Objective perturbation (Algorithm 2) or output perturbation (Algorithm 1).
     clip : bool, default False
         Rescale rows of X with norm > 1 to norm 1 instead of raising.
+    privacy_unit : array_like, Series or str, optional
+        One identifier per example (or a column name of the DataFrame ``X``):
+        neighbours then differ in all examples of one unit, at most
+        ``max_rows`` of which are kept (module docstring, "Privacy units").
+    max_rows : int, optional
+        With ``privacy_unit``: the public number of examples kept per unit.
     rng : None, int or numpy.random.Generator
         Source of noise; ``None`` uses fresh OS entropy.
     accountant : Accountant, optional
@@ -628,7 +661,10 @@ def svm(
     (3,)
     """
     loss = huber(h)
-    return fit_weights(*_check_data(X, y, clip), epsilon, lam, loss, method, rng, accountant, tol, max_iter, noise)
+    X, units = take_units(X, privacy_unit, max_rows, "X")
+    return fit_weights(
+        *_check_data(X, y, clip), epsilon, lam, loss, method, rng, accountant, tol, max_iter, noise, units
+    )
 
 
 def logistic_regression(
@@ -639,6 +675,8 @@ def logistic_regression(
     lam: float,
     method: str = "objective",
     clip: bool = False,
+    privacy_unit=None,
+    max_rows: int | None = None,
     rng=None,
     accountant: Accountant | None = None,
     tol: float = DEFAULT_TOL,
@@ -670,6 +708,12 @@ def logistic_regression(
         Objective perturbation (Algorithm 2) or output perturbation (Algorithm 1).
     clip : bool, default False
         Rescale rows of X with norm > 1 to norm 1 instead of raising.
+    privacy_unit : array_like, Series or str, optional
+        One identifier per example (or a column name of the DataFrame ``X``):
+        neighbours then differ in all examples of one unit, at most
+        ``max_rows`` of which are kept (module docstring, "Privacy units").
+    max_rows : int, optional
+        With ``privacy_unit``: the public number of examples kept per unit.
     rng : None, int or numpy.random.Generator
         Source of noise; ``None`` uses fresh OS entropy.
     accountant : Accountant, optional
@@ -711,4 +755,7 @@ def logistic_regression(
     >>> y = np.where(X[:, 0] > 0, 1.0, -1.0)
     >>> f = dps.logistic_regression(X, y, 1.0, lam=0.01, method="output", rng=0)
     """
-    return fit_weights(*_check_data(X, y, clip), epsilon, lam, LOGISTIC, method, rng, accountant, tol, max_iter, noise)
+    X, units = take_units(X, privacy_unit, max_rows, "X")
+    return fit_weights(
+        *_check_data(X, y, clip), epsilon, lam, LOGISTIC, method, rng, accountant, tol, max_iter, noise, units
+    )

@@ -36,6 +36,11 @@ Privacy notes that apply to every estimator here:
   (successive fits draw fresh noise); clones get independent generators, and
   such an estimator refuses to be pickled (its generator's state would reveal
   the noise).
+* Privacy units: ``fit(X, y, privacy_unit=ids)`` with the ``max_rows`` parameter makes the person the unit
+  (neighbours differ in all rows of one person, each bounded to ``max_rows`` rows; see :func:`dpstats.mean`,
+  "Privacy units"). ``ids`` may name a column of a DataFrame ``X``. In a ``Pipeline`` or ``GridSearchCV`` it is
+  routed as metadata: enable scikit-learn's metadata routing and call ``set_fit_request(privacy_unit=True)``
+  (clones keep the request).
 * Data must satisfy the mechanisms' row-norm bound (‖x_i‖₂ <= 1); ``clip=True``
   rescales longer rows (a data-independent map) instead of raising.
 * Pre-processing fitted on the private data inside a pipeline (e.g.
@@ -57,6 +62,7 @@ estimator, and on DPPCA with each mechanism "ag", "ppm", "ppca"):
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -65,7 +71,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin, ClassNamePrefixFeatures
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from ._engine import as_array, check_row_norms, engine_of
+from ._engine import as_array, check_row_norms, engine_of, take_units
+from ._engine.units import unit_column
 from .accounting import DEFAULT_DELTA
 from .cca import cca
 from .erm import DEFAULT_MAX_ITER, DEFAULT_TOL, LOGISTIC, fit_weights, huber
@@ -93,9 +100,13 @@ class _SharedAccountantMixin:
         random_state = params.pop("random_state")
         if isinstance(random_state, np.random.Generator):
             random_state = independent_generator(random_state)
-        return type(self)(
+        twin = type(self)(
             accountant=accountant, random_state=random_state, **{k: clone(v, safe=False) for k, v in params.items()}
         )
+        if hasattr(self, "_metadata_request"):  # set_fit_request(privacy_unit=True) survives cloning, as in clone()
+            shared = {id(self): twin, id(accountant): accountant}  # the requests name their owner: never copied
+            twin._metadata_request = copy.deepcopy(self._metadata_request, memo=shared)
+        return twin
 
     def __getstate__(self):
         if isinstance(getattr(self, "random_state", None), np.random.Generator):
@@ -105,6 +116,22 @@ class _SharedAccountantMixin:
                 "reproducible runs that are not secure) before pickling, and use n_jobs=1 for parallel tools"
             )
         return super().__getstate__()
+
+
+def _unit_input(X, privacy_unit):
+    """``(X, privacy_unit)`` with a privacy unit given as a column name of the DataFrame ``X`` taken out of it
+    (the column is only the unit, never data)."""
+    if isinstance(privacy_unit, str):
+        return unit_column(X, privacy_unit, "X")
+    return X, privacy_unit
+
+
+def _unit_options(privacy_unit, max_rows) -> dict:
+    """The mechanism's privacy-unit keywords (none at all without a unit and without ``max_rows``, so that a
+    ``max_rows`` set alone is refused by the mechanism with a clear error)."""
+    if privacy_unit is None and max_rows is None:
+        return {}
+    return {"privacy_unit": privacy_unit, "max_rows": max_rows}
 
 
 def _fit_input(estimator, X):
@@ -156,6 +183,9 @@ class DPPCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         δ of the release (the default of :class:`dpstats.Accountant` as well).
     clip : bool, default False
         Rescale rows with norm > 1 to norm 1 instead of raising.
+    max_rows : int, optional
+        With ``fit(..., privacy_unit=ids)``: the public number of rows kept per
+        unit (see :func:`dpstats.mean`, "Privacy units"); required then.
     accountant : dpstats.Accountant, optional
         Charged at every ``fit`` (shared by clones).
     random_state : None, int or numpy.random.Generator
@@ -185,6 +215,7 @@ class DPPCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         epsilon=1.0,
         delta=DEFAULT_DELTA,
         clip=False,
+        max_rows=None,
         accountant=None,
         random_state=None,
     ):
@@ -193,11 +224,15 @@ class DPPCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         self.epsilon = epsilon
         self.delta = delta
         self.clip = clip
+        self.max_rows = max_rows
         self.accountant = accountant
         self.random_state = random_state
 
-    def fit(self, X, y=None):
-        """Fit the private subspace; ``y`` is ignored. Returns ``self``."""
+    def fit(self, X, y=None, privacy_unit=None):
+        """Fit the private subspace; ``y`` is ignored. ``privacy_unit``: one identifier per row (or a column name
+        of the DataFrame ``X``), with the ``max_rows`` parameter (routed as metadata in a Pipeline or a
+        GridSearchCV). Returns ``self``."""
+        X, privacy_unit = _unit_input(X, privacy_unit)
         X = _fit_input(self, X)
         k = X.shape[1] if self.n_components is None else self.n_components
         V = pca(
@@ -209,6 +244,7 @@ class DPPCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
             rng=check_rng(self.random_state),
             accountant=self.accountant,
             clip=self.clip,
+            **_unit_options(privacy_unit, self.max_rows),
         )
         self.components_ = V.T
         self.n_components_ = V.shape[1]
@@ -249,6 +285,9 @@ class DPCCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         Eigenvalue floor of the noisy blocks (default ``2σ√D``, data-independent).
     clip : bool, default False
         Rescale joint rows with norm > 1 to norm 1 instead of raising.
+    max_rows : int, optional
+        With ``fit(..., privacy_unit=ids)``: the public number of rows kept per
+        unit (see :func:`dpstats.mean`, "Privacy units"); required then.
     accountant : dpstats.Accountant, optional
         Charged at every ``fit`` (shared by clones).
     random_state : None, int or numpy.random.Generator
@@ -283,6 +322,7 @@ class DPCCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         calibration="analytic",
         ridge=None,
         clip=False,
+        max_rows=None,
         accountant=None,
         random_state=None,
     ):
@@ -292,11 +332,14 @@ class DPCCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         self.calibration = calibration
         self.ridge = ridge
         self.clip = clip
+        self.max_rows = max_rows
         self.accountant = accountant
         self.random_state = random_state
 
-    def fit(self, X, y):
-        """Fit the private canonical directions of the views X and y. Returns ``self``."""
+    def fit(self, X, y, privacy_unit=None):
+        """Fit the private canonical directions of the views X and y (``privacy_unit`` as in
+        :meth:`DPPCA.fit`). Returns ``self``."""
+        X, privacy_unit = _unit_input(X, privacy_unit)
         if y is None:
             raise ValueError("DPCCA requires y to be passed, but the target y is None (y is the second view)")
         if engine_of(X, y).LAZY:
@@ -315,6 +358,7 @@ class DPCCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
             clip=self.clip,
             rng=check_rng(self.random_state),
             accountant=self.accountant,
+            **_unit_options(privacy_unit, self.max_rows),
         )
         self.x_weights_, self.y_weights_, self.correlations_, self.result_ = res.U, res.V, res.correlations, res
         self._n_features_out = self.x_weights_.shape[1]  # names "dpcca0", ... of the X scores
@@ -380,10 +424,13 @@ def _check_classes(classes, owner: str) -> np.ndarray:
 class _DPLinearClassifier(_SharedAccountantMixin, ClassifierMixin, BaseEstimator):
     """Shared fit / predict of the two ERM classifiers; subclasses give the loss (``_loss``)."""
 
-    def fit(self, X, y):
-        """Fit the private weights; ``y`` holds labels from the public ``classes``. Returns ``self``."""
+    def fit(self, X, y, privacy_unit=None):
+        """Fit the private weights; ``y`` holds labels from the public ``classes`` (``privacy_unit`` as in
+        :meth:`DPPCA.fit`). Returns ``self``."""
+        X, privacy_unit = _unit_input(X, privacy_unit)
+        _, units = take_units(X, privacy_unit, self.max_rows, "X")
         if engine_of(X, y).LAZY:
-            return self._fit_lazy(X, y)
+            return self._fit_lazy(X, y, units)
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         classes = _check_classes(self.classes, type(self).__name__)
@@ -398,9 +445,9 @@ class _DPLinearClassifier(_SharedAccountantMixin, ClassifierMixin, BaseEstimator
         X = check_row_norms(X, "X", clip=self.clip)
         labels = np.where(y == classes[1], 1.0, -1.0)
         Z = _with_intercept_column(X) if self.fit_intercept else X
-        return self._fit_labels(Z, labels, classes)
+        return self._fit_labels(Z, labels, classes, units)
 
-    def _fit_lazy(self, X, y):
+    def _fit_lazy(self, X, y, units):
         """``fit`` on dask data: the labels are mapped to ±1 lazily (a label outside ``classes`` becomes NaN, and
         the one validation pass of :func:`dpstats.erm.fit_weights` counts it), the intercept column added chunk by
         chunk."""
@@ -409,9 +456,9 @@ class _DPLinearClassifier(_SharedAccountantMixin, ClassifierMixin, BaseEstimator
         engine = engine_of(X, y)
         labels = engine.signed_labels(y, classes)
         Z = engine.map_row_blocks(_with_intercept_column, X, X.shape[1] + 1) if self.fit_intercept else X
-        return self._fit_labels(Z, labels, classes)
+        return self._fit_labels(Z, labels, classes, units)
 
-    def _fit_labels(self, Z, labels, classes):
+    def _fit_labels(self, Z, labels, classes, units):
         f = fit_weights(
             Z,
             labels,
@@ -424,6 +471,7 @@ class _DPLinearClassifier(_SharedAccountantMixin, ClassifierMixin, BaseEstimator
             self.tol,
             self.max_iter,
             self.noise,
+            units,
         )
         self.classes_ = classes
         if self.fit_intercept:
@@ -488,6 +536,9 @@ class DPLogisticRegression(_DPLinearClassifier):
     fit_intercept : bool, default True
     clip : bool, default False
         Rescale rows with norm > 1 to norm 1 instead of raising.
+    max_rows : int, optional
+        With ``fit(..., privacy_unit=ids)``: the public number of rows kept per
+        unit (see :func:`dpstats.mean`, "Privacy units"); required then.
     accountant : dpstats.Accountant, optional
         Charged at every ``fit`` (shared by clones).
     random_state : None, int or numpy.random.Generator
@@ -525,6 +576,7 @@ class DPLogisticRegression(_DPLinearClassifier):
         method="objective",
         fit_intercept=True,
         clip=False,
+        max_rows=None,
         accountant=None,
         random_state=None,
         tol=DEFAULT_TOL,
@@ -537,6 +589,7 @@ class DPLogisticRegression(_DPLinearClassifier):
         self.method = method
         self.fit_intercept = fit_intercept
         self.clip = clip
+        self.max_rows = max_rows
         self.accountant = accountant
         self.random_state = random_state
         self.tol = tol
@@ -607,6 +660,7 @@ class DPLinearSVC(_DPLinearClassifier):
         method="objective",
         fit_intercept=True,
         clip=False,
+        max_rows=None,
         accountant=None,
         random_state=None,
         tol=DEFAULT_TOL,
@@ -620,6 +674,7 @@ class DPLinearSVC(_DPLinearClassifier):
         self.method = method
         self.fit_intercept = fit_intercept
         self.clip = clip
+        self.max_rows = max_rows
         self.accountant = accountant
         self.random_state = random_state
         self.tol = tol

@@ -83,6 +83,8 @@ def low_rank(
     oversampling: int | None = None,
     prune: float | None = None,
     split: float = 0.5,
+    privacy_unit=None,
+    max_rows: int | None = None,
     rng=None,
     accountant: Accountant | None = None,
     noise: str = "exact",
@@ -157,6 +159,14 @@ def low_rank(
         Charged once, before any noise is drawn.
     noise : {"exact", "float"}, default "exact"
         Exact discrete noise on a grid, or floating-point noise (warns).
+    privacy_unit, max_rows
+        Not supported: any value raises a ``ParameterError``. Hardt & Roth's
+        neighbouring relation is not "replace a person's rows": it lets one row
+        of A change by a vector of norm at most 1, and the release is A itself
+        (a low-rank copy of every row), so a person's rows are not aggregated
+        away; bounding a unit to m rows would still release each kept row.
+        Aggregate each unit into one row of norm <= 1 first (a public map, for
+        example the unit's mean row), then call ``low_rank`` on that matrix.
 
     Returns
     -------
@@ -181,6 +191,13 @@ def low_rank(
     >>> int(np.linalg.matrix_rank(B))
     2
     """
+    if privacy_unit is not None or max_rows is not None:
+        raise ParameterError(
+            "low_rank does not take a privacy unit: its neighbouring relation changes one row of A by a vector of "
+            "norm <= 1 and it releases a low-rank copy of every row, so bounding a person to max_rows rows would "
+            "still release each of them. Aggregate each unit into one row of norm <= 1 first (for example its "
+            "mean row), then call low_rank on that matrix (one row per unit)"
+        )
     epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
     check_choice(method, "method", METHODS)
     check_choice(noise, "noise", NOISE)

@@ -26,6 +26,21 @@ bounded and charged. The exponential mechanism (:func:`pca_ppca`) has no known
 floating-point-exact sampler: its output is rounded to a public grid of 2^-32,
 and its ledger note says that the sampler is floating point.
 
+Privacy units. With ``privacy_unit=`` and ``max_rows=m`` neighbours differ in
+all rows of one unit (at most m kept per unit, chosen at random; N units,
+public). A unit's rows contribute P = Σ_{i∈u} x_i x_iᵀ to A, a positive
+semi-definite matrix with tr P <= m·R², so replacing the unit changes A by
+P − P′ with
+
+* ‖P − P′‖_F² = ‖P‖_F² + ‖P′‖_F² − 2⟨P, P′⟩ <= (m R²)² + (m R²)²
+  (‖P‖_F <= tr P and ⟨P, P′⟩ >= 0 for PSD matrices): ‖P − P′‖_F <= √2·m·R²;
+* the eigenvalues of P − P′ lie in [−λ_max(P′), λ_max(P)] ⊆ [−m R², m R²];
+* tr(Vᵀ(P − P′)V) ∈ [−m R², m R²] for orthonormal V.
+
+Every row sensitivity above is therefore multiplied by m (and is unchanged for
+m = 1). The row count is not public: the floating-point error bounds use the
+public bound N·m on the rows kept instead of n.
+
 Mechanisms: :func:`pca_ag` (Analyze Gauss), :func:`pca_sn` (the ICASSP 2016 SN
 algorithm, **not** private, see its erratum), :func:`pca_ppm` (noisy power
 method), :func:`pca_ppca` (exponential mechanism, matrix Bingham) and the
@@ -47,9 +62,10 @@ import warnings
 
 import numpy as np
 
-from ._engine import as_array, check_row_norms, float_gram, grid_gram
+from ._engine import as_array, bound_checked, check_row_norms, float_gram, grid_gram, take_units
 from ._engine.tables import named_rows
 from ._kernels.gram import float_gram_error, norm_bound_squared, symmetric_from_upper
+from ._kernels.rows import row_norm_violations
 from ._rounding import ORTHONORMAL_MARGIN, gamma
 from ._validation import check_array, check_choice, check_delta, check_epsilon, check_finite, check_int
 from .accounting import DEFAULT_DELTA, Accountant, charge, check_accountant, split_epsilon
@@ -180,6 +196,8 @@ def pca_ag(
     *,
     calibration: str = "analytic",
     clip: bool = False,
+    privacy_unit=None,
+    max_rows: int | None = None,
     rng=None,
     accountant: Accountant | None = None,
     noise: str = "exact",
@@ -196,7 +214,8 @@ def pca_ag(
     ‖D‖_F² = ‖x‖⁴ + ‖x′‖⁴ − 2 (xᵀx′)² <= 2, so **Δ₂ = √2** (√2·R² with the
     row-norm bound R² of the module docstring). The bound is attained
     (x = e₁, x′ = e₂). Dwork et al. state Δ₂ = 1 for add/remove neighbours; the
-    papers' replace-one relation needs √2.
+    papers' replace-one relation needs √2. With a privacy unit (replace all
+    rows of one unit, at most m kept): **Δ₂ = √2·m·R²** (module docstring).
 
     Exactness (the default ``noise="exact"``): each block of rows contributes
     BᵀB rounded to a public grid G (2^-20 of the per-entry sensitivity) and the
@@ -219,6 +238,12 @@ def pca_ag(
         for paper-faithful runs).
     clip : bool, default False
         Rescale rows of norm > 1 to norm 1 instead of raising.
+    privacy_unit : array_like, Series or str, optional
+        One identifier per row (or a column name of the DataFrame ``X``):
+        neighbours then differ in all rows of one unit, at most ``max_rows``
+        of which are kept (module docstring, "Privacy units").
+    max_rows : int, optional
+        With ``privacy_unit``: the public number of rows kept per unit.
     rng : None, int or numpy.random.Generator
         Source of noise; ``None`` is a cryptographically secure OS-keyed source.
     accountant : Accountant, optional
@@ -257,17 +282,19 @@ def pca_ag(
     check_accountant(accountant)
     if delta == 0:
         raise ParameterError("pca_ag needs delta > 0 (Gaussian noise); use pca_ppca or pca_ppm for delta = 0")
-    X = _checked_X(X, clip)
+    X, units = take_units(X, privacy_unit, max_rows, "X")
+    rows = bound_checked((_checked_X(X, clip),), units, rng, check=None if clip else row_norm_violations)
+    X, rows_bound, m = rows.arrays[0], rows.rows_bound, rows.max_rows
     d = X.shape[1]
-    sensitivity = math.sqrt(2.0) * norm_bound_squared(d)
+    sensitivity = math.sqrt(2.0) * m * norm_bound_squared(d)
     upper = np.triu_indices(d)
     entries = upper[0].size
     exact = noise == "exact" and calibration == "analytic"
     if exact:
-        gram = grid_gram(X, grid_for(sensitivity / math.sqrt(entries), GRID_BITS))
+        gram = grid_gram(X, grid_for(sensitivity / math.sqrt(entries), GRID_BITS), rows_bound)
         statistic, slack = Statistic(gram.values[upper], gram.grid), gram.slack * float(gram.grid)
     else:
-        statistic, slack = Statistic(float_gram(X)[upper]), 0.0
+        statistic, slack = Statistic(float_gram(X, rows_bound)[upper]), 0.0
     calibrated = make_noise(
         epsilon=epsilon,
         delta=delta,
@@ -282,7 +309,7 @@ def pca_ag(
         accountant,
         "pca_ag",
         [calibrated.event],
-        note=f"{calibration} calibration; {describe_source(rng)}",
+        note=f"{rows.note()}{calibration} calibration; {describe_source(rng)}",
         noise=calibrated.statement("Gram units (entries of XᵀX)"),
     )
     return symmetric_from_upper(calibrated.apply(statistic, rng), d)
@@ -407,6 +434,8 @@ def pca_ppm(
     *,
     n_iter: int | None = None,
     clip: bool = False,
+    privacy_unit=None,
+    max_rows: int | None = None,
     rng=None,
     accountant: Accountant | None = None,
     noise: str = "exact",
@@ -427,7 +456,10 @@ def pca_ppm(
     **Δ₂ = ‖D‖_F <= √2 for k >= 2**. For the L1 norm of the d·k entries,
     ‖x xᵀY‖₁ = ‖x‖₁ ‖Yᵀx‖₁ <= √d · √k, so **Δ₁ <= 2√(dk)**. Unlike Hardt &
     Price's entry-level analysis this does not read ‖Y‖_∞, which would make the
-    noise scale depend on the data-dependent iterates.
+    noise scale depend on the data-dependent iterates. With a privacy unit
+    (replace all rows of one unit, at most m kept) every step's sensitivity is
+    m times these: Δ₂ = m (k = 1, the spectral bound of the module docstring)
+    or √2·m (k >= 2, Frobenius), Δ₁ <= 2m√(dk).
 
     Calibration. δ > 0: each step is a Gaussian mechanism with multiplier
     μ = σ/Δ₂, and L adaptive Gaussian steps compose *exactly* into one Gaussian
@@ -463,6 +495,12 @@ def pca_ppm(
         is not private.
     clip : bool, default False
         Rescale rows of norm > 1 to norm 1 instead of raising.
+    privacy_unit : array_like, Series or str, optional
+        One identifier per row (or a column name of the DataFrame ``X``):
+        neighbours then differ in all rows of one unit, at most ``max_rows``
+        of which are kept (module docstring, "Privacy units").
+    max_rows : int, optional
+        With ``privacy_unit``: the public number of rows kept per unit.
     rng : None, int or numpy.random.Generator
         Source of noise and of the starting point.
     accountant : Accountant, optional
@@ -493,12 +531,15 @@ def pca_ppm(
     epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
     check_choice(noise, "noise", NOISE)
     check_accountant(accountant)
+    X, units = take_units(X, privacy_unit, max_rows, "X")
     X = _checked_X(X, clip)
-    n, d = X.shape
-    k = _check_k(k, d)
+    k = _check_k(k, X.shape[1])
+    rows = bound_checked((X,), units, rng, check=None if clip else row_norm_violations)
+    X, rows_bound, m = rows.arrays[0], rows.rows_bound, rows.max_rows
+    d = X.shape[1]
     L = default_n_iter(d, k) if n_iter is None else check_int(n_iter, "n_iter", low=1)
-    l2, l1 = _ppm_sensitivities(d, k)
-    slack = 2.0 * _product_error(n, d)
+    l2, l1 = (m * value for value in _ppm_sensitivities(d, k))
+    slack = 2.0 * _product_error(rows_bound, d)
     if delta > 0:
         step = make_noise(
             epsilon=epsilon, delta=delta, sensitivity=l2, changed=d * k, slack=slack, noise=noise, repeat=L
@@ -509,12 +550,12 @@ def pca_ppm(
             epsilon=split_epsilon(epsilon, L), delta=0.0, sensitivity=l1, changed=d * k, slack=slack, noise=noise
         )
         events = [step.event] * L
-    A = float_gram(X)
+    A = float_gram(X, rows_bound)
     charge(
         accountant,
         "pca_ppm",
         events,
-        note=f"{L} noisy iterations; {describe_source(rng)}",
+        note=f"{rows.note()}{L} noisy iterations; {describe_source(rng)}",
         noise=step.statement("units of XᵀX·Y, each iteration"),
     )
     Y = random_orthonormal(d, k, rng)
@@ -538,6 +579,8 @@ def pca_ppca(
     sampler: str = "sequential",
     n_sweeps: int | None = None,
     clip: bool = False,
+    privacy_unit=None,
+    max_rows: int | None = None,
     rng=None,
     accountant: Accountant | None = None,
 ) -> np.ndarray:
@@ -548,7 +591,8 @@ def pca_ppca(
     Sinha's (2013) PPCA: density ∝ ``exp((ε/(2Δq)) tr(VᵀAV))``, the matrix
     Bingham distribution. Score sensitivity (replace one row):
     tr(Vᵀ D V) = ‖Vᵀx‖² − ‖Vᵀx′‖² ∈ [−R², R²], so Δq = R² (R² <= 1 + 1e-9, the
-    row-norm bound of the module docstring); the score is computed on the
+    row-norm bound of the module docstring; m·R² with a privacy unit, at most
+    m rows kept per unit); the score is computed on the
     floating-point XᵀX, whose entries are within a public e_A of the exact
     ones, which adds 2·d·e_A per column (:func:`_ppca_sensitivity`).
 
@@ -595,6 +639,12 @@ def pca_ppca(
         :data:`dpstats.bingham.DEFAULT_SWEEPS`.
     clip : bool, default False
         Rescale rows of norm > 1 to norm 1 instead of raising.
+    privacy_unit : array_like, Series or str, optional
+        One identifier per row (or a column name of the DataFrame ``X``):
+        neighbours then differ in all rows of one unit, at most ``max_rows``
+        of which are kept (module docstring, "Privacy units").
+    max_rows : int, optional
+        With ``privacy_unit``: the public number of rows kept per unit.
     rng : None, int or numpy.random.Generator
         Source of randomness.
     accountant : Accountant, optional
@@ -632,12 +682,15 @@ def pca_ppca(
     if sampler == "sequential" and n_sweeps is not None:
         raise ParameterError("n_sweeps applies only to sampler='gibbs'")
     n_sweeps = DEFAULT_SWEEPS if n_sweeps is None else check_int(n_sweeps, "n_sweeps", low=1)
+    X, units = take_units(X, privacy_unit, max_rows, "X")
     X = _checked_X(X, clip)
-    n, d = X.shape
-    k = _check_k(k, d)
-    sensitivity = _ppca_sensitivity(n, d)
-    A = float_gram(X)
-    floating = f"floating-point sampler, output on a 2^-{OUTPUT_BITS} grid; {describe_source(rng)}"
+    k = _check_k(k, X.shape[1])
+    rows = bound_checked((X,), units, rng, check=None if clip else row_norm_violations)
+    X, rows_bound, m = rows.arrays[0], rows.rows_bound, rows.max_rows
+    d = X.shape[1]
+    sensitivity = _ppca_sensitivity(rows_bound, d, m)
+    A = float_gram(X, rows_bound)
+    floating = f"{rows.note()}floating-point sampler, output on a 2^-{OUTPUT_BITS} grid; {describe_source(rng)}"
     if sampler == "sequential":
         share = split_epsilon(epsilon, k)
         charge(
@@ -659,10 +712,11 @@ def pca_ppca(
     return _on_output_grid(V)
 
 
-def _ppca_sensitivity(n: int, d: int) -> float:
-    """Δq of the score vᵀÃv on the floating-point Gram matrix Ã: R² for the exact A, plus 2·d·e_A for Ã's entries
-    (each within e_A = :func:`dpstats._kernels.gram.float_gram_error` of A's, and (Σ_j |v_j|)² <= d for a unit v)."""
-    return math.nextafter(norm_bound_squared(d) + 2.0 * d * float_gram_error(n, d), math.inf)
+def _ppca_sensitivity(n: int, d: int, m: int = 1) -> float:
+    """Δq of the score vᵀÃv on the floating-point Gram matrix Ã: m·R² for the exact A (m rows per unit, 1 without
+    a unit), plus 2·d·e_A for Ã's entries (each within e_A = :func:`dpstats._kernels.gram.float_gram_error` of A's
+    for n rows, and (Σ_j |v_j|)² <= d for a unit v)."""
+    return math.nextafter(m * norm_bound_squared(d) + 2.0 * d * float_gram_error(n, d), math.inf)
 
 
 def _on_output_grid(V: np.ndarray) -> np.ndarray:
@@ -709,7 +763,8 @@ def pca(
         Passed to the mechanism.
     **options
         Further keywords of the mechanism (``clip``, ``noise``, ``calibration``,
-        ``n_iter``, ``sampler``, ``n_sweeps``).
+        ``n_iter``, ``sampler``, ``n_sweeps``, and ``privacy_unit`` with
+        ``max_rows`` for every mechanism but SN).
 
     Returns
     -------
@@ -737,6 +792,10 @@ def pca(
     if mechanism == "ppm":
         return pca_ppm(X, k, epsilon, delta, rng=rng, accountant=accountant, **options)
     if mechanism == "sn":
+        if options.get("privacy_unit") is not None:
+            raise ParameterError(
+                "mechanism='sn' is not differentially private at all: a privacy unit cannot make it so"
+            )
         return top_components(pca_sn(X, epsilon, rng=rng, accountant=accountant, **options), k)
     if delta == 0:
         raise ParameterError(

@@ -66,6 +66,14 @@ therefore recorded as unproven (``proven=False``): an Accountant refuses it
 unless created with ``allow_unproven=True``, and :func:`private_bounds` uses
 two exact single quantiles instead.
 
+Privacy units. With ``privacy_unit=`` and ``max_rows=m`` neighbours differ in all records of one unit (at most m
+kept per unit, chosen at random; the number of records n is then not public). A unit's c ∈ [1, m] records enter
+c(j) − q·n as Σ_{i∈u} (1[k_i < j] − q), a term in [−q·c, (1 − q)·c] ⊆ [−q·m, (1 − q)·m]; replacing the unit moves
+it by at most m, and the target's rounding to 2^-10 adds at most 2^-10: Δu = m + 2^-10 for one quantile (1 for
+m = 1, where n = N is public). For several levels the gaps' counts move by at most c + c′ <= 2m in total and the
+targets τ_j by |c − c′|·(q_j − q_{j−1}), at most m − 1 in total: Δu = 3m − 1 (2 for m = 1). The mechanisms run
+with ε/Δu in place of ε/Δu at m = 1.
+
 References
 ----------
 A. Smith, "Privacy-preserving statistical estimation with optimal convergence
@@ -86,6 +94,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from ._engine import bound_rows, take_units
+from ._engine.kinds import is_frame
 from ._engine.tables import from_table
 from ._validation import check_array, check_bounds, check_choice, check_epsilon, check_finite, check_int
 from .accounting import Accountant, charge, check_accountant, split_epsilon
@@ -169,11 +179,14 @@ def _run_lengths(cells: np.ndarray, grid_size: int) -> np.ndarray:
 # ----------------------------------------------------------------------------- one quantile, exact
 
 
-def _sample_one(cells: np.ndarray, level: float, epsilon: float, grid_size: int, rng) -> int:
-    """The grid index j drawn exactly with P(j) ∝ exp(−(ε′/2)|c(j) − t|) (module docstring, "One quantile")."""
+def _sample_one(
+    cells: np.ndarray, level: float, epsilon: float, grid_size: int, rng, sensitivity: Fraction = Fraction(1)
+) -> int:
+    """The grid index j drawn exactly with P(j) ∝ exp(−(ε′/2)|c(j) − t|) (module docstring, "One quantile"), with
+    ε′ = ε/Δu rounded down (Δu = ``sensitivity``: 1 for records, m + 2^-10 for units)."""
     n = cells.size
     scale = 1 << _TARGET_BITS
-    eps_num = math.floor(Fraction(epsilon) * (1 << _EPSILON_BITS))  # ε′ = eps_num / 2^40 <= ε
+    eps_num = math.floor(Fraction(epsilon) / sensitivity * (1 << _EPSILON_BITS))  # ε′ = eps_num / 2^40 <= ε/Δu
     target = round(Fraction(level) * n * scale)  # t = target / 2^10
     lengths = _run_lengths(cells, grid_size)
     ranks = np.flatnonzero(lengths > 0)  # the ranks some grid point has
@@ -288,6 +301,8 @@ def quantile(
     clip: bool = False,
     grid_size: int = GRID_SIZE,
     scale: str = "linear",
+    privacy_unit=None,
+    max_rows: int | None = None,
     rng=None,
     accountant: Accountant | None = None,
 ):
@@ -332,6 +347,13 @@ def quantile(
         few points near the quantile; on the log scale it cannot. Ranks do not
         change under the monotone map x ↦ asinh(x/s), applied to every record
         on its own, so the privacy argument is the same.
+    privacy_unit : array_like, Series or str, optional
+        One identifier per record (or a column name of a two-column
+        DataFrame ``x``): neighbours then differ in all records of one unit,
+        at most ``max_rows`` of which are kept (module docstring, "Privacy
+        units"; every record is checked against the bounds first).
+    max_rows : int, optional
+        With ``privacy_unit``: the public number of records kept per unit.
     rng : None, int or numpy.random.Generator
         Source of randomness; ``None`` is a cryptographically secure source.
     accountant : Accountant, optional
@@ -365,12 +387,16 @@ def quantile(
     check_accountant(accountant)
     levels, scalar = _check_levels(q)
     grid = _check_grid(bounds, "bounds", grid_size, scale)
+    x, units = take_units(x, privacy_unit, max_rows)
+    if units is not None and is_frame(x) and len(x.columns) == 1:
+        x = x[x.columns[0]]  # the values' column of a table whose other column is the unit
     x, table = from_table(x, "x")
     if table is not None and table.columns is not None:
         raise DataValidationError(
             f"quantile takes one column; got a DataFrame with columns {list(table.columns)}: pass x[column]"
         )
-    values = grid.values(_release_indices(check_array(x, "x", ndim=(1,)), levels, epsilon, grid, clip, rng, accountant))
+    cells, m = _kept_cells(check_array(x, "x", ndim=(1,)), grid, clip, units, rng)
+    values = grid.values(_indices_of_cells(cells, levels, epsilon, grid, rng, accountant, m))
     if scalar:
         return float(values[0])
     return values if table is None else table.indexed(values, levels.tolist())
@@ -388,39 +414,44 @@ def _check_grid(bounds, name: str, grid_size, scale) -> _Grid:
     )
 
 
-def _release_indices(
-    x: np.ndarray, levels: np.ndarray, epsilon: float, grid: _Grid, clip: bool, rng, accountant
-) -> np.ndarray:
-    """Check x against the grid's bounds, charge, and sample the grid index of every level (in the order given)."""
-    return _indices_of_cells(grid.cells(x, clip), levels, epsilon, grid, rng, accountant)
+def _kept_cells(x: np.ndarray, grid: _Grid, clip: bool, units, rng) -> tuple[np.ndarray, int]:
+    """The sorted cells of the records (every record checked against the grid's bounds), with a privacy unit those
+    of the records each unit keeps; and the records per unit m (1 without a unit)."""
+    cells = grid.cells(x, clip)
+    if units is None:
+        return cells, 1
+    kept, m = _kept_rows(x, units, rng)
+    return grid.cells(kept, clip), m
 
 
 def _indices_of_cells(
-    cells: np.ndarray, levels: np.ndarray, epsilon: float, grid: _Grid, rng, accountant
+    cells: np.ndarray, levels: np.ndarray, epsilon: float, grid: _Grid, rng, accountant, m: int = 1
 ) -> np.ndarray:
-    """Charge, and sample the grid index of every level from the records' sorted cells."""
+    """Charge, and sample the grid index of every level from the records' sorted cells (m: records per unit)."""
+    units = f"privacy unit: at most {m} records each; " if m > 1 else ""
     if levels.size == 1:
         charge(
             accountant,
             "quantile",
             [Exponential(epsilon)],
-            note=f"exponential mechanism (Smith 2011) on a {grid.describe()}; exact sampler (uniform proposals, "
+            note=f"{units}exponential mechanism (Smith 2011) on a {grid.describe()}; exact sampler (uniform proposals, "
             f"exact Bernoulli(exp(-gamma))), epsilon rounded down to a multiple of 2^-{_EPSILON_BITS}; "
             f"{describe_source(rng)}",
         )
-        return np.array([_sample_one(cells, float(levels[0]), epsilon, grid.size, rng)])
+        sensitivity = Fraction(1) if m == 1 else m + Fraction(1, 1 << _TARGET_BITS)
+        return np.array([_sample_one(cells, float(levels[0]), epsilon, grid.size, rng, sensitivity)])
     charge(
         accountant,
         "quantile",
         [Exponential(epsilon)],
         proven=False,
-        note=f"joint exponential mechanism (Gillenwater, Joseph & Kulesza 2021) for {levels.size} levels on a "
+        note=f"{units}joint exponential mechanism (Gillenwater, Joseph & Kulesza 2021) for {levels.size} levels on a "
         f"{grid.describe()}; floating-point sampler (log-space dynamic programme, Gumbel-max): no exact "
         f"sampler known, guarantee unproven; {describe_source(rng)}",
     )
     order = np.argsort(levels, kind="stable")
     indices = np.empty(levels.size, dtype=np.int64)
-    indices[order] = _sample_joint(cells, levels[order], epsilon, grid.size, rng)
+    indices[order] = _sample_joint(cells, levels[order], epsilon * 2 / (3 * m - 1), grid.size, rng)  # Δu = 3m − 1
     return indices
 
 
@@ -432,6 +463,8 @@ def private_bounds(
     quantiles=(0.05, 0.95),
     grid_size: int = GRID_SIZE,  # noqa: A002
     scale: str = "log",
+    privacy_unit=None,
+    max_rows: int | None = None,
     rng=None,
     accountant: Accountant | None = None,
 ):
@@ -477,8 +510,9 @@ def private_bounds(
     grid_size : int, default 65536
     scale : {"log", "linear"}, default "log"
         The grid of :func:`quantile`; the bounds are two of its points.
-    rng, accountant
-        As in :func:`quantile`.
+    privacy_unit, max_rows, rng, accountant
+        As in :func:`quantile` (``privacy_unit`` may name a column of the
+        DataFrame ``x``; the same records are kept for every column).
 
     Returns
     -------
@@ -502,15 +536,12 @@ def private_bounds(
     levels, _ = _check_levels(quantiles)
     if levels.size != 2 or not levels[0] < levels[1]:
         raise ParameterError(f"quantiles must be a pair (q_lo, q_hi) with 0 <= q_lo < q_hi <= 1; got {quantiles!r}")
+    x, units = take_units(x, privacy_unit, max_rows)
     values, table = from_table(x, "x")
     if table is None or table.columns is None:
+        column, m = _kept_rows(check_finite(check_array(values, "x", ndim=(1,)), "x"), units, rng)
         return _bounds_of_column(
-            check_array(values, "x", ndim=(1,)),
-            epsilon,
-            _check_grid(range, "range", grid_size, scale),
-            levels,
-            rng,
-            accountant,
+            column, epsilon, _check_grid(range, "range", grid_size, scale), levels, m, rng, accountant
         )
     d = len(table.columns)
     if isinstance(range, Mapping):
@@ -521,19 +552,29 @@ def private_bounds(
         ]
     else:
         grids = [_check_grid(range, "range", grid_size, scale)] * d
-    check_finite(check_array(values, "x", ndim=(2,)), "x")  # every column is checked before any charge
+    # every column is checked before any charge; with a unit, one choice of records for every column
+    values, m = _kept_rows(check_finite(check_array(values, "x", ndim=(2,)), "x"), units, rng)
     share = split_epsilon(epsilon, d)
     return {
-        column: _bounds_of_column(values[:, i], share, grids[i], levels, rng, accountant)
+        column: _bounds_of_column(values[:, i], share, grids[i], levels, m, rng, accountant)
         for i, column in enumerate(table.columns)
     }
 
 
-def _bounds_of_column(x: np.ndarray, epsilon: float, grid: _Grid, levels, rng, accountant) -> tuple[float, float]:
-    """Two exact single quantiles at ε/2 each (proven ε-DP by basic composition; the joint sampler is not)."""
+def _kept_rows(values: np.ndarray, units, rng) -> tuple[np.ndarray, int]:
+    """The rows (records) of ``values`` each unit keeps, and m (all rows, and 1, without a privacy unit)."""
+    if units is None:
+        return values, 1
+    kept = bound_rows((values,), units.aligned(values.shape[0], lazy=False), rng)
+    return kept.arrays[0], kept.max_rows
+
+
+def _bounds_of_column(x: np.ndarray, epsilon: float, grid: _Grid, levels, m: int, rng, accountant) -> tuple:
+    """Two exact single quantiles at ε/2 each (proven ε-DP by basic composition; the joint sampler is not), of the
+    records ``x`` (m: records per unit)."""
     cells, half = grid.cells(x, True), split_epsilon(epsilon, 2)
     low, high = sorted(
-        int(_indices_of_cells(cells, levels[i : i + 1], half, grid, rng, accountant)[0]) for i in range(2)
+        int(_indices_of_cells(cells, levels[i : i + 1], half, grid, rng, accountant, m)[0]) for i in range(2)
     )  # sorted: post-processing
     if high <= low:  # both on one grid point: widen by one grid step (post-processing)
         low, high = (low, low + 1) if low < grid.size else (low - 1, low)

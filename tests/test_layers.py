@@ -23,9 +23,11 @@ LAYERS = [
     ["dpstats.noise.*"],
     ["dpstats._kernels.*"],
     ["dpstats._engine.*"],
+    ["dpstats._releases"],
     [
         "dpstats.bingham",
         "dpstats.descriptive",
+        "dpstats.histograms",
         "dpstats.quantiles",
         "dpstats.pca",
         "dpstats.cca",

@@ -21,31 +21,39 @@ implementation (:mod:`~dpstats._engine.dask_engine` is the other; CONTRIBUTING.m
 ``lazy_product``          L @ R, as large as the data
 ``map_row_blocks``        a row-wise map, blockwise
 ``signed_labels``         labels mapped to ±1 (NaN for any other label)
+``bound_rows``            at most ``max_rows`` rows of each privacy unit, chosen by a random key
 ========================  ===================================================================================
 
 Every engine computes the same blocks at the same global row positions (:mod:`dpstats._kernels.reduce`), so a
 release is the same on either for the same seed; nothing here reads a chunk size into a calibration.
 
-Tables (pandas, polars) are converted to NumPy at the entry points (:mod:`~dpstats._engine.tables`).
+Tables (pandas, polars) are converted to NumPy at the entry points (:mod:`~dpstats._engine.tables`); privacy units
+are read there too (:mod:`~dpstats._engine.units`) and bounded by :func:`bound_rows`.
 """
 
 from __future__ import annotations
 
-import sys
 from fractions import Fraction
 from types import ModuleType
 
 import numpy as np
 
+from .._kernels.blocks import block_rows
 from .._kernels.fixed_point import BoundedSums, FixedPoint
 from .._kernels.gram import GridGram, gram_reduction, grid_gram_slack
-from .._kernels.reduce import Part
+from .._kernels.reduce import DyadicSum, Part
 from .._kernels.rows import row_norm_violations
 from . import numpy_engine
+from .kinds import is_lazy
+from .units import Bounded, Units, take_units
 
 __all__ = [
+    "Bounded",
+    "Units",
     "as_array",
     "bin_counts",
+    "bound_checked",
+    "bound_rows",
     "bounded_sums",
     "check_row_norms",
     "engine_of",
@@ -53,12 +61,9 @@ __all__ = [
     "grid_gram",
     "is_lazy",
     "reduce_rows",
+    "take_units",
+    "validate_rows",
 ]
-
-
-def is_lazy(x) -> bool:
-    """True for a dask collection (array, DataFrame, Series); never imports dask (no dask module loaded: False)."""
-    return "dask" in sys.modules and hasattr(x, "__dask_graph__") and type(x).__module__.startswith("dask")
 
 
 def engine_of(*data) -> ModuleType:
@@ -111,27 +116,73 @@ def bin_counts(x, bins: int, lower: float, upper: float, *, clip: bool, name: st
     return engine_of(x).bin_counts(x, bins, lower, upper, clip=clip).checked(lower, upper, name)
 
 
-def float_gram(X) -> np.ndarray:
+def float_gram(X, rows_bound: int | None = None) -> np.ndarray:
     """Check the rows of ``X`` (‖x_i‖² <= 1 + τ, finite) and return XᵀX (float, symmetric, not divided by n).
 
     The block products are added by the fixed tree of :class:`dpstats._kernels.reduce.DyadicSum`: the result is
     bitwise the same whatever the number of cores, or the chunks of a dask ``X``; its error is within
-    :func:`dpstats._kernels.gram.float_gram_error` per entry.
+    :func:`dpstats._kernels.gram.float_gram_error` per entry for ``rows_bound`` rows. ``rows_bound`` is the public
+    bound on the rows (their number, or N·m after contribution bounding, when the number is not public); the rows
+    per block are computed from it.
     """
-    return _gram(X, None)
+    return _gram(X, None, rows_bound)
 
 
-def grid_gram(X, grid: Fraction) -> GridGram:
-    """Check the rows of ``X`` and return XᵀX rounded block by block to ``grid`` (:mod:`dpstats._kernels.gram`)."""
-    n, d = X.shape
-    return GridGram(_gram(X, grid), grid, grid_gram_slack(n, d, grid))
+def grid_gram(X, grid: Fraction, rows_bound: int | None = None) -> GridGram:
+    """Check the rows of ``X`` and return XᵀX rounded block by block to ``grid`` (:mod:`dpstats._kernels.gram`),
+    with the slack of the public ``rows_bound`` (see :func:`float_gram`)."""
+    d = X.shape[1]
+    rows_bound = X.shape[0] if rows_bound is None else rows_bound
+    return GridGram(_gram(X, grid, rows_bound), grid, grid_gram_slack(rows_bound, d, grid))
 
 
-def _gram(X, grid: Fraction | None) -> np.ndarray:
+def _gram(X, grid: Fraction | None, rows_bound: int | None) -> np.ndarray:
     """XᵀX over blocks of public size, each block's rows checked while it is in cache, then multiplied (in memory,
     one contiguous run of blocks per core, each in its own thread with a single-threaded BLAS)."""
-    rows, leaf, new_sum = gram_reduction(*X.shape, grid)
+    rows, leaf, new_sum = gram_reduction(X.shape[0] if rows_bound is None else rows_bound, X.shape[1], grid)
     found = reduce_rows((X,), rows, leaf, new_sum, check=row_norm_violations, parallel=True)
     if found.checks is not None:
         found.checks.raise_error("X")
     return found.body.total()
+
+
+def validate_rows(arrays: tuple, check):
+    """``check`` (a per-block check of the row-aligned ``arrays``, as in :func:`reduce_rows`) over every row, on
+    the data's engine, in one pass; returns what it found (None: every row is valid)."""
+    rows = block_rows(max(8, int(np.prod(arrays[0].shape[1:], dtype=np.int64)) * 8))
+    return reduce_rows(arrays, rows, _nothing, DyadicSum, check).checks
+
+
+def _nothing(*blocks) -> float:
+    return 0.0
+
+
+def bound_rows(arrays: tuple, units: Units, rng, *, canonical: bool = False) -> Bounded:
+    """At most ``units.max_rows`` rows of each privacy unit of the row-aligned ``arrays``, on their engine.
+
+    The rows are chosen by a 64-bit key drawn from ``rng`` (the caller's random source, before any noise) as
+    :mod:`dpstats._kernels.units` describes: uniformly at random within each unit, whatever the order of the rows.
+    The result holds the number of units N (public under the replace-one-unit relation); the number of rows kept
+    is in nothing public (``Bounded.rows_bound`` = N·m bounds it). ``canonical`` puts the kept rows in an order
+    that depends on their values only (for statistics computed in floating point: the release is then the same for
+    any order of the input, bit for bit, in memory).
+    """
+    key = int(rng.integers(0, 2**63))
+    return engine_of(*arrays, units.ids).bound_rows(arrays, units, key, canonical)
+
+
+def bound_checked(
+    arrays: tuple, units: Units | None, rng, *, check=None, name: str = "X", canonical: bool = True
+) -> Bounded:
+    """The rows a release reads: all of them without a privacy unit; with one, every row checked first by
+    ``check`` (as in :func:`validate_rows`; what it finds raises, naming ``name``), then at most ``max_rows`` rows
+    of each unit (:func:`bound_rows`, in canonical order by default: these are the rows of floating-point
+    statistics)."""
+    rows = arrays[0].shape[0]
+    if units is None:
+        return Bounded(arrays, rows, 1, by_unit=False)
+    if check is not None:
+        found = validate_rows(arrays, check)
+        if found is not None:
+            found.raise_error(name)
+    return bound_rows(arrays, units.aligned(rows, lazy=engine_of(*arrays).LAZY), rng, canonical=canonical)

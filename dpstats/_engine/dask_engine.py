@@ -31,13 +31,17 @@ import numpy as np
 from .._kernels.fixed_point import BinCounts, ChunkSums, FixedPoint, chunk_bin_counts
 from .._kernels.reduce import Part, chunk_part, merge_parts
 from .._kernels.rows import scaled_rows
+from .._kernels.units import canonical_ids, row_hashes, select_rows
 from ..exceptions import DataValidationError
 from . import numpy_engine
+from .units import Bounded, Units
 
 __all__ = [
     "LAZY",
     "as_array",
     "bin_counts",
+    "bound_rows",
+    "bounded_row_count",
     "check_row_norms",
     "fixed_point_sums",
     "lazy_product",
@@ -100,11 +104,27 @@ def _whole_rows(array: da.Array) -> da.Array:
 
 
 def _aligned(arrays: tuple) -> tuple:
-    """Row-aligned dask arrays with whole rows: the chunks of the first, given to the others."""
+    """Row-aligned dask arrays with whole rows: the chunks of the first, given to the others. Arrays whose chunk
+    lengths are unknown (the kept rows of :func:`bound_rows`, partitions of one frame) get them counted, once."""
     arrays = tuple(a if isinstance(a, da.Array) else da.from_array(np.asarray(a)) for a in arrays)
-    arrays = tuple(_whole_rows(a) for a in arrays)
+    arrays = _with_lengths(tuple(_whole_rows(a) for a in arrays))
     rows = arrays[0].chunks[0]
     return tuple(a if a.chunks[0] == rows else a.rechunk({0: rows}) for a in arrays)
+
+
+def _with_lengths(arrays: tuple) -> tuple:
+    """``arrays`` with known chunk lengths along the rows: counted in one pass over the first array's chunks and
+    given to every array whose row chunks are the same number of unknown lengths (partitions of one frame)."""
+    unknown = [any(np.isnan(size) for size in a.chunks[0]) for a in arrays]
+    if not any(unknown):
+        return arrays
+    first = arrays[unknown.index(True)]
+    (lengths,) = dask.compute([dask.delayed(len)(block) for block in first.to_delayed().ravel()])
+    lengths = tuple(int(size) for size in lengths)
+    return tuple(
+        da.Array(a.dask, a.name, (lengths, *a.chunks[1:]), meta=a._meta) if lost else a
+        for a, lost in zip(arrays, unknown, strict=True)
+    )
 
 
 def _shares(fn, *arrays, starts: bool = False) -> list:
@@ -160,19 +180,91 @@ def _merge_all(parts: list, n: int, rows: int, leaf) -> Part:
 
 
 def fixed_point_sums(x: da.Array, grid: FixedPoint, *, axis, clip: bool) -> ChunkSums:
-    """:meth:`dpstats._kernels.fixed_point.FixedPoint.chunk_sums` of every chunk of records, added exactly."""
-    if axis is None:
-        records = x.reshape(-1, 1)
-    else:
-        moved = _whole_rows(da.moveaxis(x, axis, 0))
-        records = moved.reshape(moved.shape[0], -1)
-    return _tree(_shares(functools.partial(grid.chunk_sums, clip=clip), _whole_rows(records)), _sum_all)
+    """:meth:`dpstats._kernels.fixed_point.FixedPoint.chunk_sums` of every chunk of records, added exactly (the
+    chunks' lengths need not be known: after contribution bounding they are not)."""
+    records = x if axis in (None, 0) else da.moveaxis(x, axis, 0)
+    return _tree(_shares(functools.partial(_chunk_sums, grid=grid, clip=clip), _whole_rows(records)), _sum_all)
+
+
+def _chunk_sums(chunk: np.ndarray, grid: FixedPoint, clip: bool) -> ChunkSums:
+    return grid.chunk_sums(chunk.reshape(len(chunk), -1), clip)
 
 
 def bin_counts(x: da.Array, bins: int, lower: float, upper: float, *, clip: bool) -> BinCounts:
     """:func:`dpstats._kernels.fixed_point.chunk_bin_counts` of every chunk, added."""
     count = functools.partial(chunk_bin_counts, bins=bins, lower=lower, upper=upper, clip=clip)
     return _tree(_shares(count, x), _sum_all)
+
+
+# ----------------------------------------------------------------------------- privacy units
+
+
+def bound_rows(arrays: tuple, units: Units, key: int, canonical: bool = False) -> Bounded:
+    """At most ``units.max_rows`` rows of each unit, chosen on the cluster: the rows are shuffled by unit (dask's
+    DataFrame shuffle: every unit's rows meet in one partition, nothing is gathered on the client), then each
+    partition keeps its units' rows by :func:`dpstats._kernels.units.select_rows` — the same rows as in memory, for
+    the same key. The kept rows come back as dask arrays of unknown chunk lengths (the number of rows kept is not
+    public, and is not computed here); the number of units is counted on the cluster. ``canonical`` orders each
+    partition's kept rows by their keyed hashes (the partitions' order is the shuffle's)."""
+    import dask.dataframe as dd
+
+    ids = units.ids if isinstance(units.ids, da.Array) else da.from_array(np.asarray(units.ids))
+    *data, ids = _aligned((*arrays, ids))
+    widths = [int(np.prod(a.shape[1:], dtype=np.int64)) for a in data]
+    columns = [dd.from_dask_array(ids, columns=["unit"])]
+    for k, (array, width) in enumerate(zip(data, widths, strict=True)):
+        flat = array.reshape(array.shape[0], width) if array.ndim != 2 else array
+        columns.append(dd.from_dask_array(flat, columns=[f"a{k}_{j}" for j in range(width)]))
+    frame = dd.concat(columns, axis=1)
+    count = frame["unit"].nunique()
+    select = functools.partial(
+        _bound_partition, key=key, max_rows=units.max_rows, widths=tuple(widths), canonical=canonical
+    )
+    kept = frame.shuffle(on="unit").map_partitions(select, meta=frame._meta)
+    out, start = [], 1
+    for array, width in zip(data, widths, strict=True):
+        out.append(_unflattened(kept.iloc[:, start : start + width].to_dask_array(), array.shape[1:]))
+        start += width
+    (distinct,) = dask.compute(count)
+    return Bounded(tuple(out), int(distinct), units.max_rows)
+
+
+def _unflattened(values: da.Array, shape: tuple) -> da.Array:
+    """The n × width columns of one array back in its record shape (chunks of unknown length along the rows)."""
+    if shape == ():
+        return values[:, 0]
+    if len(shape) == 1:
+        return values
+    chunks = (values.chunks[0], *((size,) for size in shape))
+    return values.map_blocks(
+        lambda block: block.reshape(len(block), *shape),
+        chunks=chunks,
+        new_axis=list(range(2, len(shape) + 1)),
+        dtype=values.dtype,
+    )
+
+
+def _bound_partition(frame, key: int, max_rows: int, widths: tuple, canonical: bool):
+    """The rows of one shuffled partition that its units keep (every unit's rows are in this partition); the data
+    columns are split back into the call's arrays, so the priorities are the in-memory engine's."""
+    values = frame.iloc[:, 1:].to_numpy(dtype=np.float64)
+    edges = np.cumsum((0, *widths))
+    arrays = tuple(values[:, a:b] for a, b in zip(edges[:-1], edges[1:], strict=True))
+    keep, _ = select_rows(canonical_ids(frame["unit"].to_numpy()), arrays, max_rows, key)
+    rows = np.flatnonzero(keep)
+    if canonical:
+        rows = rows[np.argsort(row_hashes(tuple(a[rows] for a in arrays), key), kind="stable")]
+    return frame.iloc[rows]
+
+
+def bounded_row_count(units: Units) -> tuple[int, int]:
+    """Σ_u min(c_u, m) and the number of units, counted on the cluster (only the two numbers come back)."""
+    import dask.dataframe as dd
+
+    ids = units.ids if isinstance(units.ids, da.Array) else da.from_array(np.asarray(units.ids))
+    counts = dd.from_dask_array(ids).value_counts()
+    kept, distinct = dask.compute(counts.clip(upper=units.max_rows).sum(), counts.size)
+    return int(kept), int(distinct)
 
 
 # ----------------------------------------------------------------------------- solvers' passes (ERM, low rank)

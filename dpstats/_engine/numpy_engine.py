@@ -17,12 +17,16 @@ import numpy as np
 from .._kernels.fixed_point import BinCounts, ChunkSums, FixedPoint, chunk_bin_counts
 from .._kernels.reduce import Part, chunk_part, merge_parts
 from .._kernels.rows import check_row_norms as _check_rows
+from .._kernels.units import row_hashes, select_rows
 from .._validation import check_array, check_finite
+from .units import Bounded, Units
 
 __all__ = [
     "LAZY",
     "as_array",
     "bin_counts",
+    "bound_rows",
+    "bounded_row_count",
     "check_row_norms",
     "fixed_point_sums",
     "lazy_product",
@@ -108,6 +112,23 @@ def fixed_point_sums(x: np.ndarray, grid: FixedPoint, *, axis, clip: bool) -> Ch
 def bin_counts(x: np.ndarray, bins: int, lower: float, upper: float, *, clip: bool) -> BinCounts:
     """The counts of the 1-D ``x`` in ``bins`` equal-width bins of [lower, upper], and what was wrong."""
     return chunk_bin_counts(x, bins, lower, upper, clip=clip)
+
+
+def bound_rows(arrays: tuple, units: Units, key: int, canonical: bool = False) -> Bounded:
+    """At most ``units.max_rows`` rows of each unit (:func:`dpstats._kernels.units.select_rows`): in the data's
+    order, or with ``canonical`` in the order of their keyed hashes, a function of the kept rows' values only (so
+    that a floating-point statistic of them is the same, bit for bit, for any order of the input)."""
+    keep, count = select_rows(units.ids, arrays, units.max_rows, key)
+    rows = np.flatnonzero(keep)
+    if canonical:
+        rows = rows[np.argsort(row_hashes(tuple(np.asarray(a)[rows] for a in arrays), key), kind="stable")]
+    return Bounded(tuple(np.asarray(a)[rows] for a in arrays), count, units.max_rows)
+
+
+def bounded_row_count(units: Units) -> tuple[int, int]:
+    """Σ_u min(c_u, m), the number of rows bounding keeps (c_u: unit u's rows), and the number of units."""
+    counts = np.unique(units.ids, return_counts=True)[1]
+    return int(np.minimum(counts, units.max_rows).sum()), int(counts.size)
 
 
 # ----------------------------------------------------------------------------- solvers' passes (ERM, low rank)

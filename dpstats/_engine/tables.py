@@ -30,20 +30,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..exceptions import DataValidationError, ParameterError
+from .kinds import is_frame, library
+from .units import unit_column
 
-__all__ = ["TableSource", "from_table", "labels", "library", "named_rows"]
-
-LIBRARIES = ("pandas", "polars")
-
-
-def library(x) -> str | None:
-    """``"pandas"`` or ``"polars"`` if ``x`` is one of their objects, else None (nothing is imported)."""
-    root = type(x).__module__.partition(".")[0]
-    return root if root in LIBRARIES else None
-
-
-def _is_frame(x) -> bool:
-    return type(x).__name__ == "DataFrame"
+__all__ = ["TableSource", "from_table", "labels", "named_rows"]
 
 
 @dataclass(frozen=True)
@@ -141,9 +131,9 @@ def from_table(x, name: str):
     lib = library(x)
     if lib is None:
         return x, None
-    if not hasattr(x, "dtype") and not _is_frame(x):
+    if not hasattr(x, "dtype") and not is_frame(x):
         raise DataValidationError(f"{name} must be numeric array-like, a Series or a DataFrame; got {type(x).__name__}")
-    frame = _is_frame(x)
+    frame = is_frame(x)
     columns = tuple(x.columns) if frame else None
     dtypes = list(x.dtypes) if frame else [x.dtype]
     bad = [
@@ -183,7 +173,7 @@ def labels(x, name: str):
     no public list of categories, so they are counted as outside it.
     """
     lib = library(x)
-    if lib is not None and _is_frame(x):
+    if lib is not None and is_frame(x):
         raise DataValidationError(
             f"{name} must be one column (a Series); got a DataFrame with columns {list(x.columns)}: pass {name}[column]"
         )
@@ -236,11 +226,14 @@ def check_weights(weights, shape: tuple[int, ...], table: TableSource | None) ->
 def named_rows(columns: str):
     """Decorator for the PCA functions: a table first argument goes in as its float array, and the result (one
     row per column of the table) comes back named by :meth:`TableSource.rows`, with columns named after the table's
-    (``columns="features"``: a d × d matrix) or ``pc1``, ``pc2``, ... (``columns="components"``)."""
+    (``columns="features"``: a d × d matrix) or ``pc1``, ``pc2``, ... (``columns="components"``). A
+    ``privacy_unit=`` naming a column of the table is taken out of it first."""
 
     def decorate(function):
         @functools.wraps(function)
         def wrapper(X, *args, **kwargs):
+            if isinstance(kwargs.get("privacy_unit"), str):  # a column of the table: only the unit, not data
+                X, kwargs["privacy_unit"] = unit_column(X, kwargs["privacy_unit"], "X")
             values, table = from_table(X, "X")
             result = function(values, *args, **kwargs)
             if table is None or table.columns is None:

@@ -40,6 +40,7 @@ __all__ = [
     "DATASETS",
     "DatasetNotFoundError",
     "DownloadError",
+    "MAX_AMOUNT",
     "center",
     "clip_rows",
     "data_home",
@@ -52,6 +53,7 @@ __all__ = [
     "load_mnist",
     "make_low_rank",
     "make_synthetic_pca",
+    "make_transactions",
     "make_two_class_gaussian",
     "make_two_view",
     "scale_by_max_norm",
@@ -509,3 +511,66 @@ def make_low_rank(m: int = 2000, n: int = 50, rank: int = 5, *, coherence: str =
     s = np.arange(rank, 0, -1, dtype=np.float64)
     s *= np.sqrt(m) / np.linalg.norm(s)
     return (U * s) @ V.T
+
+
+#: The largest purchase of :func:`make_transactions` (its public bound).
+MAX_AMOUNT = 200.0
+
+
+def make_transactions(
+    n_people: int = 2000,
+    *,
+    mean_rows: float = 6.0,
+    heavy_people: int = 5,
+    heavy_rows: int = 400,
+    n_cities: int = 60,
+    n_pages: int = 2000,
+    rng=None,
+):
+    """A synthetic table of purchases, one row per transaction: most people have a few rows, a few have very many.
+
+    Every person has 1 + Poisson(``mean_rows`` − 1) purchases, except ``heavy_people`` heavy buyers with
+    ``heavy_rows`` each. Amounts (euros) are log-normal around 25, capped at :data:`MAX_AMOUNT` by construction;
+    the heavy buyers spend more (log-normal around 120). Each person lives in one city; cities and pages follow
+    Zipf-like laws over ``n_cities`` and ``n_pages`` names, so both have a long tail of rare keys (the group-by
+    tutorial's material). Needs pandas (the ``tables`` extra).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``person`` (int id), ``amount`` (float in [0, MAX_AMOUNT]), ``city`` (str), ``page`` (str), one
+        row per transaction, in a random order.
+    """
+    import pandas as pd
+
+    n_people = check_int(n_people, "n_people")
+    heavy_people = check_int(heavy_people, "heavy_people", low=0, high=n_people)
+    heavy_rows = check_int(heavy_rows, "heavy_rows")
+    mean_rows = check_positive(mean_rows, "mean_rows")
+    if mean_rows < 1:
+        raise ParameterError(f"mean_rows must be >= 1 (every person has a purchase); got {mean_rows!r}")
+    gen = check_rng(rng)
+    rows = 1 + gen.poisson(mean_rows - 1.0, n_people)
+    rows[:heavy_people] = heavy_rows
+    person = np.repeat(np.arange(n_people), rows)
+    heavy = person < heavy_people
+    amount = np.where(
+        heavy, gen.lognormal(np.log(120.0), 0.3, person.size), gen.lognormal(np.log(25.0), 0.8, person.size)
+    )
+    city_of = _zipf_names("city", check_int(n_cities, "n_cities"), n_people, gen)
+    pages = _zipf_names("page", check_int(n_pages, "n_pages"), person.size, gen)
+    order = gen.permutation(person.size)
+    return (
+        pd.DataFrame(
+            {"person": person, "amount": np.minimum(amount, MAX_AMOUNT), "city": city_of[person], "page": pages}
+        )
+        .iloc[order]
+        .reset_index(drop=True)
+    )
+
+
+def _zipf_names(prefix: str, count: int, size: int, gen: np.random.Generator) -> np.ndarray:
+    """``size`` names ``prefix-k`` drawn with probability ∝ 1/k (k = 1 … count): a few common, a long rare tail."""
+    weights = 1.0 / np.arange(1, count + 1)
+    names = np.array([f"{prefix}-{k}" for k in range(1, count + 1)])
+    return names[gen.choice(count, size=size, p=weights / weights.sum())]

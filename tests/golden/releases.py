@@ -65,9 +65,19 @@ def _data():
     return x, M, X, y, Y, A, words
 
 
+def _units():
+    """Privacy units for the data of :func:`_data`: a few heavy units among light ones (x: 400 rows, M and the
+    words: 300, X: 600)."""
+    rng = np.random.default_rng(20261126)
+    return tuple(
+        np.where(rng.random(n) < 0.3, rng.integers(0, 3, n), rng.integers(3, n // 4, n)) for n in (400, 300, 600)
+    )
+
+
 def releases() -> dict:
     """name -> zero-argument function returning the release."""
     x, M, X, y, Y, A, words = _data()
+    x_units, M_units, X_units = _units()
     import pandas as pd
 
     frame = pd.DataFrame(M, columns=["age", "height", "income"])
@@ -118,6 +128,20 @@ def releases() -> dict:
             dps.estimators.DPLinearSVC(epsilon=1.0, lam=0.01, classes=[-1, 1], random_state=34).fit(X, y).coef_
         ),
         "ledger": _ledger,
+        "mean_units": lambda: dps.mean(x, 1.0, bounds=(0, 1), privacy_unit=x_units, max_rows=3, rng=60),
+        "variance_units": lambda: dps.variance(
+            M, 1.0, 1e-6, bounds=(0, [1, 10, 100]), axis=0, privacy_unit=M_units, max_rows=2, rng=61
+        ),
+        "sum_units": lambda: dps.sum(x, 1.0, bounds=(0, 1), privacy_unit=x_units, max_rows=3, rng=62),
+        "count_units": lambda: dps.count(x, 1.0, privacy_unit=x_units, max_rows=3, rng=63),
+        "histogram_units": lambda: dps.histogram(
+            words, 1.0, categories=["a", "b", "c"], other="o", privacy_unit=M_units, max_rows=2, rng=64
+        ),
+        "quantile_units": lambda: dps.quantile(x, 0.5, 1.0, bounds=(0, 1), privacy_unit=x_units, max_rows=3, rng=65),
+        "pca_ag_units": lambda: dps.pca_ag(X, 1.0, 1e-6, privacy_unit=X_units, max_rows=4, rng=66),
+        "pca_ppca_units": lambda: dps.pca_ppca(X, 2, 1.0, privacy_unit=X_units, max_rows=4, rng=67),
+        "svm_units": lambda: dps.svm(X, y, 1.0, lam=0.01, privacy_unit=X_units, max_rows=4, rng=68),
+        "cca_units": lambda: dps.cca(X / 1.5, Y / 1.5, 2, 1.0, 1e-6, privacy_unit=X_units, max_rows=4, rng=69),
     }
     import dask.array as da
 

@@ -1,0 +1,133 @@
+"""Privacy units at the entry points: the identifiers taken from the call, checked, and the rows bounded.
+
+Every mechanism takes ``privacy_unit=`` (identifiers aligned with the rows: an array, a pandas/polars/dask
+Series, or the name of a column of a DataFrame ``x``) and ``max_rows=`` (the public number of rows kept per unit).
+:func:`take_units` reads them before anything else (a named column is then only the unit, never a released
+value); :func:`bound_rows` keeps at most ``max_rows`` rows of each unit, chosen by a random key drawn from the
+caller's random source (:mod:`dpstats._kernels.units`), on the data's engine.
+
+**The neighbouring relation** with a privacy unit: two datasets are neighbours when they differ in all rows of one
+unit (its rows may change, appear or disappear; the set of units stays). The number of units N is therefore public,
+like n is for rows without a unit, and each unit has at least one row; the number of rows is not public, and no
+count of kept or dropped rows is released anywhere (``Bounded.rows_bound`` = N·m is the public bound that error
+bounds use instead).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._kernels.units import canonical_ids
+from .._validation import check_int
+from ..exceptions import DataValidationError, ParameterError
+from .kinds import is_frame, is_lazy, library
+
+__all__ = ["Bounded", "Units", "take_units", "unit_column"]
+
+
+@dataclass(frozen=True)
+class Units:
+    """The privacy units of a call: one identifier per row (canonical NumPy, or a lazy dask array) and the public
+    bound ``max_rows``."""
+
+    ids: object
+    max_rows: int
+
+    def aligned(self, rows: int, lazy: bool) -> Units:
+        """The identifiers checked against the data's ``rows`` (a length mismatch raises); canonical on NumPy."""
+        length = self.ids.shape[0]
+        if length != rows:
+            raise DataValidationError(
+                f"privacy_unit must have one identifier per row of the data ({rows} rows); got {length} identifiers"
+            )
+        if lazy or is_lazy(self.ids):
+            return self
+        return Units(canonical_ids(self.ids), self.max_rows)
+
+
+@dataclass(frozen=True)
+class Bounded:
+    """Rows after contribution bounding: the kept rows of each array (at most ``max_rows`` per unit), the number of
+    units N (public), and ``max_rows``. Without a privacy unit (``by_unit=False``) every row is its own unit: all
+    rows, N = n, ``max_rows`` = 1."""
+
+    arrays: tuple
+    units: int
+    max_rows: int
+    by_unit: bool = True
+
+    @property
+    def rows_bound(self) -> int:
+        """N·m: a public upper bound on the number of rows kept (the number itself is not public)."""
+        return self.units * self.max_rows
+
+    def note(self) -> str:
+        """The ledger note's part on the privacy unit (public values only; empty without a unit)."""
+        if not self.by_unit:
+            return ""
+        return f"privacy unit: {self.units} units (public), at most {self.max_rows} rows each; "
+
+
+def take_units(data, privacy_unit, max_rows, name: str = "x"):
+    """``(data, Units or None)``: the privacy units of a call, and the data without a unit column.
+
+    ``privacy_unit`` None (and ``max_rows`` None) means one row per unit, as without this parameter. A string
+    names a column of the DataFrame ``data``, which is taken out of it. Raises a
+    :class:`~dpstats.exceptions.ParameterError` naming the parameter for a missing or invalid ``max_rows``, a
+    column that is not there, or a column name without a DataFrame.
+    """
+    if privacy_unit is None:
+        if max_rows is not None:
+            raise ParameterError(
+                "max_rows applies only with privacy_unit (the identifiers of the people the rows belong to); "
+                f"got max_rows={max_rows!r} and no privacy_unit"
+            )
+        return data, None
+    if max_rows is None:
+        raise ParameterError(
+            "privacy_unit needs max_rows: the public number of rows kept per unit (each unit's rows beyond it are "
+            "dropped, chosen at random); choose it without looking at the data"
+        )
+    max_rows = check_int(max_rows, "max_rows", low=1)
+    if isinstance(privacy_unit, str):
+        data, ids = unit_column(data, privacy_unit, name)
+    else:
+        ids = _as_ids(privacy_unit)
+    return data, Units(ids, max_rows)
+
+
+def unit_column(data, column: str, name: str):
+    """``(data without the column, its identifiers)`` for a privacy unit given as a column name of a DataFrame."""
+    columns = getattr(data, "columns", None)
+    if columns is None or not is_frame(data):
+        raise ParameterError(
+            f"privacy_unit={column!r} names a column, which needs a DataFrame {name}; pass the identifiers "
+            "themselves (an array or a Series aligned with the rows) otherwise"
+        )
+    if column not in list(columns):
+        raise ParameterError(f"privacy_unit={column!r} is not a column of {name}; its columns are {list(columns)}")
+    ids = data[column]
+    rest = [c for c in columns if c != column]
+    if not rest:
+        raise ParameterError(f"{name} has no column besides the privacy unit {column!r}: nothing to release")
+    return data[rest], _as_ids(ids)
+
+
+def _as_ids(ids):
+    """Identifiers as a NumPy array (pandas/polars Series, lists) or a dask array (dask collections stay lazy)."""
+    if is_lazy(ids):
+        return ids.to_dask_array(lengths=True) if hasattr(ids, "to_dask_array") else ids
+    lib = library(ids)
+    if lib == "pandas":
+        return (
+            ids.astype(object).where(ids.notna(), None).to_numpy(dtype=object)
+            if ids.dtype == object
+            else (ids.to_numpy(dtype=np.float64, na_value=np.nan) if ids.isna().any() else ids.to_numpy())
+        )
+    if lib == "polars":
+        return np.asarray(ids.to_list(), dtype=object) if ids.null_count() else ids.to_numpy()
+    if isinstance(ids, (str, bytes)) or not hasattr(ids, "__len__"):
+        raise ParameterError(f"privacy_unit must be identifiers aligned with the rows, or a column name; got {ids!r}")
+    return np.asarray(ids)

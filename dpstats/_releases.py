@@ -1,0 +1,157 @@
+"""Calibrate, charge and add the noise of one call's releases: the step the descriptive statistics share.
+
+A call may release several statistics at once (a unit-level mean releases a sum and a count). Each is *planned*
+(:func:`plan`: its noise calibrated from its per-coordinate sensitivities, exact Fractions), then all are charged
+together as one ledger entry, before any noise is drawn (:func:`release`), then the noise is added.
+
+Without ``weights`` the coordinates of a statistic are one release with the vector's L1 (δ = 0) or L2 sensitivity
+(warning when one coordinate dominates it, :class:`~dpstats.exceptions.MixedScalesWarning`). With ``weights`` each
+coordinate is a release of its own with ε_j = ε·w_j/Σw (and δ_j likewise): by basic composition the whole is
+(ε, δ)-DP.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from ._engine.tables import check_weights
+from ._rounding import l1_up, l2_up
+from ._validation import check_epsilon, warn_caller
+from .accounting import charge, split_weighted
+from .exceptions import MixedScalesWarning, ParameterError
+from .noise.random import describe_source
+from .noise.release import Noise, Statistic, make_noise
+
+__all__ = ["DOMINANCE", "Planned", "plan", "release", "split_budget"]
+
+#: A vector release warns when one coordinate's sensitivity is at least this many times another's.
+DOMINANCE = 10.0
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One statistic's calibrated noise: one :class:`~dpstats.noise.release.Noise` per part (the whole vector, or
+    each coordinate with ``weights``), the parts of the statistic, and the statistic's shape."""
+
+    noises: tuple[Noise, ...]
+    parts: tuple[Statistic, ...]
+    shape: tuple[int, ...]
+    note: str = ""
+    units: str = "data units"
+
+    def statements(self) -> list:
+        """The noise of every part and its 95 % error, in the statistic's units, for the ledger."""
+        return [n.statement(self.units) for n in self.noises]
+
+    def apply(self, rng):
+        """The noisy statistic: a float for a scalar, else an array of the statistic's shape."""
+        noisy = [np.asarray(n.apply(p, rng), dtype=np.float64) for n, p in zip(self.noises, self.parts, strict=True)]
+        values = noisy[0] if len(noisy) == 1 else np.asarray([float(v) for v in noisy])
+        return float(values) if self.shape == () else np.asarray(values).reshape(self.shape)
+
+
+def plan(
+    statistic: Statistic,
+    per_coordinate,
+    epsilon: float,
+    delta: float,
+    *,
+    noise: str,
+    weights=None,
+    table=None,
+    changed: int | None = None,
+    units: str = "data units",
+) -> Planned:
+    """Calibrate the noise of ``statistic`` from its per-coordinate sensitivities (see the module docstring).
+
+    ``changed`` is how many coordinates a neighbour can move (default: one per sensitivity given), for the
+    rounding to the noise grid; ``units`` names the statistic's units in the ledger ("data units", "counts", ...).
+    """
+    shape = np.shape(statistic.values)
+    per_coordinate = [Fraction(v) for v in np.asarray(per_coordinate, dtype=object).ravel()]
+    try:
+        sensitivity = l1_up(per_coordinate) if delta == 0 else l2_up(per_coordinate)
+    except OverflowError as err:
+        raise ParameterError("bounds are too wide: the sensitivity overflows a float; rescale the data") from err
+    if weights is not None:
+        weighted = check_weights(weights, shape, table)
+        return _plan_weighted(statistic, per_coordinate, epsilon, delta, weighted, noise, units)
+    _warn_if_dominated(np.array([float(v) for v in per_coordinate]), sensitivity, shape, table)
+    calibrated = make_noise(
+        epsilon=epsilon,
+        delta=delta,
+        sensitivity=sensitivity,
+        changed=len(per_coordinate) if changed is None else changed,
+        unit=statistic.unit,
+        noise=noise,
+    )
+    return Planned((calibrated,), (statistic,), shape, units=units)
+
+
+def _plan_weighted(
+    statistic, per_coordinate: list, epsilon: float, delta: float, weights, noise: str, units: str
+) -> Planned:
+    """One release per coordinate, with its share of (ε, δ)."""
+    shape = np.shape(statistic.values)
+    weights = weights.reshape(-1)
+    epsilons = split_weighted(epsilon, weights)
+    deltas = split_weighted(delta, weights) if delta > 0 else [0.0] * weights.size
+    for j, share in enumerate(epsilons):
+        check_epsilon(share, f"epsilon share of coordinate {j} (epsilon * weight / sum of weights)")
+    values = np.asarray(statistic.values, dtype=object).reshape(-1)
+    units = np.broadcast_to(np.asarray(statistic.unit, dtype=object), shape).reshape(-1)
+    noises = tuple(
+        make_noise(epsilon=e, delta=d, sensitivity=l1_up([s]), changed=1, unit=u, noise=noise)
+        for e, d, s, u in zip(epsilons, deltas, per_coordinate, units, strict=True)
+    )
+    parts = tuple(Statistic(v, u) for v, u in zip(values, units, strict=True))
+    note = f"{len(noises)} coordinates released separately, budget split by weights"
+    return Planned(noises, parts, shape, note, units)
+
+
+def release(mechanism: str, plans: list[Planned], *, rng, accountant, note: str = "") -> list:
+    """Charge every planned statistic as one ledger entry (before any noise is drawn), then add the noise."""
+    notes = [p.note for p in plans if p.note] + [note, describe_source(rng)]
+    charge(
+        accountant,
+        mechanism,
+        [n.event for p in plans for n in p.noises],
+        note="; ".join(n for n in notes if n),
+        noise=[statement for p in plans for statement in p.statements()],
+    )
+    return [p.apply(rng) for p in plans]
+
+
+def split_budget(epsilon: float, delta: float, shares) -> list[tuple[float, float]]:
+    """(ε_i, δ_i) in proportion to ``shares``, whose exact sums never exceed (ε, δ) (basic composition of the
+    parts of one call); each ε_i is checked like an ε."""
+    epsilons = split_weighted(epsilon, shares)
+    deltas = split_weighted(delta, shares) if delta > 0 else [0.0] * len(epsilons)
+    for share in epsilons:
+        check_epsilon(share, "epsilon share of one part of the release")
+    return list(zip(epsilons, deltas, strict=True))
+
+
+def _warn_if_dominated(per_coordinate: np.ndarray, sensitivity: float, shape, table) -> None:
+    """Warn (public values only) when the widest coordinate's sensitivity is >= DOMINANCE times the narrowest."""
+    if per_coordinate.size < 2 or per_coordinate.max() < DOMINANCE * per_coordinate.min():
+        return
+    wide, narrow = int(per_coordinate.argmax()), int(per_coordinate.argmin())
+    big, small = per_coordinate[wide], per_coordinate[narrow]
+    names = table.columns if table is not None and table.columns is not None else None
+
+    def name(j):
+        if names is not None:
+            return repr(names[j])
+        return str(j if len(shape) == 1 else np.unravel_index(j, shape))
+
+    warn_caller(
+        f"column {name(wide)} has sensitivity {big:.4g}, {big / small:.3g} times that of column {name(narrow)} "
+        f"({small:.4g}): the whole vector is calibrated to sensitivity {sensitivity:.4g}, so column {name(narrow)} "
+        f"gets {sensitivity / small:.3g} times the noise it would get alone. Pass weights= (one per column) to give "
+        "each column its own share of epsilon",
+        MixedScalesWarning,
+    )

@@ -1,0 +1,268 @@
+"""Privacy units: contribution bounding, the unit-level releases of every mechanism, and their bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import dpstats as dps
+from dpstats._kernels.units import canonical_ids, row_hashes, select_rows
+from dpstats.exceptions import DataValidationError, ParameterError
+
+RNG = np.random.default_rng(2023)
+N_ROWS = 3000
+IDS = np.concatenate([np.zeros(400, dtype=np.int64), RNG.integers(1, 600, N_ROWS - 400)])  # unit 0: 400 rows
+VALUES = RNG.uniform(0, 10, N_ROWS)
+X = RNG.normal(size=(N_ROWS, 4)) * [1.0, 0.7, 0.4, 0.2]
+X /= np.linalg.norm(X, axis=1, keepdims=True).max()
+Y = np.where(X[:, 0] + 0.1 * RNG.normal(size=N_ROWS) > 0, 1.0, -1.0)
+VIEW_Y = RNG.normal(size=(N_ROWS, 2))
+VIEW_Y *= 0.79 / np.linalg.norm(VIEW_Y, axis=1, keepdims=True).max()  # with 0.6·X: joint rows of norm < 1
+LABELS = RNG.choice(["a", "b", "c"], N_ROWS)
+
+
+# ----------------------------------------------------------------------------- the bounding kernel
+
+
+def _kept_per_unit(ids, keep):
+    units, counts = np.unique(ids, return_counts=True)
+    kept = np.array([np.count_nonzero(keep & (ids == u)) for u in units])
+    return units, counts, kept
+
+
+@pytest.mark.parametrize("m", [1, 3, 50])
+def test_each_unit_keeps_min_of_its_rows_and_max_rows(m):
+    keep, n_units = select_rows(canonical_ids(IDS), (VALUES,), m, key=7)
+    units, counts, kept = _kept_per_unit(IDS, keep)
+    assert n_units == units.size
+    np.testing.assert_array_equal(kept, np.minimum(counts, m))
+
+
+def test_the_kept_rows_do_not_depend_on_the_order_of_the_rows():
+    order = RNG.permutation(N_ROWS)
+    keep, _ = select_rows(canonical_ids(IDS), (X, Y), 5, key=11)
+    keep_shuffled, _ = select_rows(canonical_ids(IDS[order]), (X[order], Y[order]), 5, key=11)
+    kept = np.sort(row_hashes((X[keep], Y[keep]), 0))
+    kept_shuffled = np.sort(row_hashes((X[order][keep_shuffled], Y[order][keep_shuffled]), 0))
+    np.testing.assert_array_equal(kept, kept_shuffled)
+
+
+def test_a_units_choice_depends_on_its_own_rows_only():
+    """The guarantee's premise: changing unit 0's rows leaves every other unit's kept rows as they were."""
+    keep, _ = select_rows(canonical_ids(IDS), (VALUES,), 5, key=3)
+    changed = VALUES.copy()
+    changed[IDS == 0] = RNG.uniform(0, 10, 400)
+    keep_changed, _ = select_rows(canonical_ids(IDS), (changed,), 5, key=3)
+    others = IDS != 0
+    np.testing.assert_array_equal(keep[others], keep_changed[others])
+
+
+def test_the_choice_is_uniform_within_a_unit():
+    """Over random keys, each of a unit's 20 distinct rows is kept with probability m/20 (χ² at α = 1e-4)."""
+    ids, values, m, trials = np.zeros(20, dtype=np.int64), np.arange(20.0), 4, 5000
+    keys = np.random.default_rng(5).integers(0, 2**63, trials)
+    counts = sum(select_rows(ids, (values,), m, int(k))[0].astype(int) for k in keys)
+    expected = np.full(20, trials * m / 20)
+    assert stats.chisquare(counts, expected).pvalue > 1e-4
+
+
+def test_identical_rows_are_chosen_with_their_multiplicity():
+    """99 equal rows and one other, max_rows = 1: the other is kept with probability 1/100, not 1/2."""
+    ids, values, trials = np.zeros(100, dtype=np.int64), np.r_[np.zeros(99), 1.0], 4000
+    keys = np.random.default_rng(6).integers(0, 2**63, trials)
+    hits = sum(bool(select_rows(ids, (values,), 1, int(k))[0][-1]) for k in keys)
+    assert stats.binomtest(hits, trials, 0.01).pvalue > 1e-4
+
+
+def test_identifiers_of_every_kind():
+    np.testing.assert_array_equal(canonical_ids(np.array([3, 3.0, -0.0, 0.0])), [3.0, 3.0, 0.0, 0.0])
+    assert canonical_ids(np.array(["x", "y"], dtype=object)).dtype.kind == "U"
+    assert canonical_ids([True, False]).dtype == np.int64
+    for bad, match in [
+        (np.array([1.0, np.nan]), "missing"),
+        (np.array(["a", None], dtype=object), "missing"),
+        (np.array([1, "a"], dtype=object), "one kind"),
+        (np.zeros((2, 2)), "1-D"),
+    ]:
+        with pytest.raises(DataValidationError, match=match):
+            canonical_ids(bad)
+
+
+# ----------------------------------------------------------------------------- every mechanism
+
+
+def _df():
+    import pandas as pd
+
+    return pd.DataFrame({"user": IDS, "amount": VALUES})
+
+
+MECHANISMS = {
+    "mean": lambda u, m, r, a: dps.mean(VALUES, 1.0, bounds=(0, 10), privacy_unit=u, max_rows=m, rng=r, accountant=a),
+    "variance": lambda u, m, r, a: dps.variance(
+        VALUES, 1.0, bounds=(0, 10), privacy_unit=u, max_rows=m, rng=r, accountant=a
+    ),
+    "sum": lambda u, m, r, a: dps.sum(VALUES, 1.0, bounds=(0, 10), privacy_unit=u, max_rows=m, rng=r, accountant=a),
+    "count": lambda u, m, r, a: dps.count(VALUES, 1.0, privacy_unit=u, max_rows=m, rng=r, accountant=a),
+    "histogram": lambda u, m, r, a: dps.histogram(
+        VALUES, 1.0, bins=5, range=(0, 10), privacy_unit=u, max_rows=m, rng=r, accountant=a
+    )[0],
+    "histogram categories": lambda u, m, r, a: dps.histogram(
+        LABELS, 1.0, categories=["a", "b", "c"], privacy_unit=u, max_rows=m, rng=r, accountant=a
+    )[0],
+    "quantile": lambda u, m, r, a: dps.quantile(
+        VALUES, 0.5, 1.0, bounds=(0, 10), privacy_unit=u, max_rows=m, rng=r, accountant=a
+    ),
+    "private_bounds": lambda u, m, r, a: np.array(
+        dps.private_bounds(VALUES, 1.0, range=(0.01, 1e3), privacy_unit=u, max_rows=m, rng=r, accountant=a)
+    ),
+    "pca_ag": lambda u, m, r, a: dps.pca_ag(X, 1.0, 1e-6, privacy_unit=u, max_rows=m, rng=r, accountant=a),
+    "pca_ppm": lambda u, m, r, a: dps.pca_ppm(X, 2, 1.0, 1e-6, privacy_unit=u, max_rows=m, rng=r, accountant=a),
+    "pca_ppca": lambda u, m, r, a: dps.pca_ppca(X, 2, 1.0, privacy_unit=u, max_rows=m, rng=r, accountant=a),
+    "pca": lambda u, m, r, a: dps.pca(X, 2, 1.0, privacy_unit=u, max_rows=m, rng=r, accountant=a),
+    "cca": lambda u, m, r, a: dps.cca(0.6 * X, VIEW_Y, 1, 1.0, 1e-6, privacy_unit=u, max_rows=m, rng=r, accountant=a).U,
+    "svm": lambda u, m, r, a: dps.svm(X, Y, 1.0, lam=0.01, privacy_unit=u, max_rows=m, rng=r, accountant=a),
+    "logistic_regression": lambda u, m, r, a: dps.logistic_regression(
+        X, Y, 1.0, lam=0.01, method="output", privacy_unit=u, max_rows=m, rng=r, accountant=a
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MECHANISMS))
+def test_every_mechanism_bounds_units_and_notes_it(name):
+    acc = dps.Accountant(100.0, 1e-3)
+    out = np.asarray(MECHANISMS[name](IDS, 5, 0, acc), dtype=float)
+    assert np.isfinite(out).all()
+    assert acc.ledger and all("privacy unit" in entry.note for entry in acc.ledger)
+
+
+@pytest.mark.parametrize("name", sorted(MECHANISMS))
+def test_a_sorted_table_gives_the_same_release(name):
+    """The same seed, the rows in another order: the kept rows, and so the release, are the same bit for bit."""
+    order = RNG.permutation(N_ROWS)
+    global VALUES, X, Y, VIEW_Y, LABELS, IDS
+    saved = VALUES, X, Y, VIEW_Y, LABELS, IDS
+    first = np.asarray(MECHANISMS[name](IDS, 5, 1, None), dtype=float)
+    try:
+        VALUES, X, Y, VIEW_Y, LABELS, IDS = (v[order] for v in saved)
+        second = np.asarray(MECHANISMS[name](IDS, 5, 1, None), dtype=float)
+    finally:
+        VALUES, X, Y, VIEW_Y, LABELS, IDS = saved
+    np.testing.assert_array_equal(first, second)
+
+
+BAD = [
+    (dict(privacy_unit=IDS, max_rows=None), ParameterError, "max_rows"),
+    (dict(privacy_unit=None, max_rows=3), ParameterError, "max_rows applies only with privacy_unit"),
+    (dict(privacy_unit=IDS, max_rows=0), ParameterError, "max_rows"),
+    (dict(privacy_unit=IDS, max_rows=2.5), ParameterError, "max_rows"),
+    (dict(privacy_unit=IDS, max_rows=True), ParameterError, "max_rows"),
+    (dict(privacy_unit=IDS, max_rows="3"), ParameterError, "max_rows"),
+    (dict(privacy_unit=IDS[:-1], max_rows=3), DataValidationError, "one identifier per row"),
+    (dict(privacy_unit=np.where(IDS == 0, np.nan, IDS), max_rows=3), DataValidationError, "missing"),
+    (dict(privacy_unit=np.where(IDS == 0, None, IDS).astype(object), max_rows=3), DataValidationError, "missing"),
+    (dict(privacy_unit="user", max_rows=3), ParameterError, "names a column, which needs a DataFrame"),
+]
+
+
+@pytest.mark.parametrize("name", sorted(MECHANISMS))
+@pytest.mark.parametrize("bad,error,match", BAD, ids=[str(i) for i in range(len(BAD))])
+def test_bad_privacy_unit_raises_before_any_charge(name, bad, error, match):
+    acc = dps.Accountant(100.0, 1e-3)
+    with pytest.raises(error, match=match):
+        MECHANISMS[name](bad["privacy_unit"], bad["max_rows"], 0, acc)
+    assert acc.ledger == []
+
+
+def test_a_column_name_is_the_unit_and_never_a_value():
+    import pandas as pd
+
+    frame = pd.DataFrame({"user": IDS, "amount": VALUES})
+    by_name = dps.mean(frame, 1.0, bounds={"amount": (0, 10)}, privacy_unit="user", max_rows=5, rng=3)
+    by_array = dps.mean(frame[["amount"]], 1.0, bounds={"amount": (0, 10)}, privacy_unit=IDS, max_rows=5, rng=3)
+    assert list(by_name.index) == ["amount"]
+    assert by_name["amount"] == by_array["amount"]
+    with pytest.raises(ParameterError, match="not a column"):
+        dps.mean(frame, 1.0, bounds=(0, 10), privacy_unit="person", max_rows=5)
+    polars = pytest.importorskip("polars")
+    pl_frame = polars.DataFrame({"user": IDS, "amount": VALUES})
+    assert float(dps.sum(pl_frame, 1.0, bounds=(0, 10), privacy_unit="user", max_rows=5, rng=3)["amount"][0]) == float(
+        dps.sum(VALUES, 1.0, bounds=(0, 10), privacy_unit=IDS, max_rows=5, rng=3)
+    )
+
+
+def test_low_rank_refuses_a_privacy_unit_and_says_why():
+    with pytest.raises(ParameterError, match="Aggregate each unit into one row"):
+        dps.low_rank(np.eye(4) / 2, 1, 1.0, 1e-6, privacy_unit=[0, 0, 1, 1], max_rows=1)
+
+
+def test_without_a_unit_the_count_is_public_and_with_one_row_per_unit_too():
+    acc = dps.Accountant(1.0, 0.0, composition="basic")
+    assert dps.count(VALUES, 1.0, accountant=acc) == N_ROWS
+    assert dps.count(VALUES, 1.0, privacy_unit=IDS, max_rows=1, accountant=acc) == np.unique(IDS).size
+    assert acc.ledger == []
+
+
+def test_every_record_is_checked_even_those_not_kept():
+    values = VALUES.copy()
+    values[IDS == 0] = 11.0  # unit 0 keeps 5 of its 400 rows: 395 out-of-bounds rows are never used
+    with pytest.raises(dps.OutOfBoundsError, match="400 value"):
+        dps.mean(values, 1.0, bounds=(0, 10), privacy_unit=IDS, max_rows=5, rng=0)
+    rows = X.copy()
+    rows[IDS == 0] *= 10
+    with pytest.raises(dps.OutOfBoundsError, match="row"):
+        dps.pca_ag(rows, 1.0, 1e-6, privacy_unit=IDS, max_rows=5, rng=0)
+
+
+# ----------------------------------------------------------------------------- estimators
+
+
+def test_estimators_take_the_unit_in_fit_and_route_it_in_pipelines_and_searches():
+    import sklearn
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+
+    from dpstats.estimators import DPPCA, DPLogisticRegression
+
+    acc = dps.Accountant(1000.0, 1e-2)
+    with sklearn.config_context(enable_metadata_routing=True):
+        pipe = make_pipeline(
+            DPPCA(2, max_rows=5, random_state=0, accountant=acc).set_fit_request(privacy_unit=True),
+            DPLogisticRegression(classes=[-1, 1], max_rows=5, random_state=0, accountant=acc).set_fit_request(
+                privacy_unit=True
+            ),
+        )
+        pipe.fit(X, Y, privacy_unit=IDS)
+        search = GridSearchCV(pipe, {"dplogisticregression__lam": [0.01, 0.1]}, cv=2).fit(X, Y, privacy_unit=IDS)
+    assert search.best_estimator_ is not None
+    assert len(acc.ledger) == 2 + 2 * (2 * 2 + 1)  # the pipeline, then two steps per fit of the search
+    assert all("privacy unit" in entry.note for entry in acc.ledger)
+    with pytest.raises(ParameterError, match="max_rows"):
+        DPPCA(2).fit(X, privacy_unit=IDS)
+
+
+# ----------------------------------------------------------------------------- Dask
+
+
+def test_dask_bounds_units_on_the_cluster_and_gives_the_numpy_release():
+    """The same kept rows as in memory (the priorities are the rows' own): exact statistics agree bit for bit;
+    floating-point ones agree within their public error bounds (the rows arrive in the shuffle's order)."""
+    import dask.array as da
+
+    x, ids = da.from_array(VALUES, chunks=700), da.from_array(IDS, chunks=700)
+    for release in (
+        lambda v, u: dps.mean(v, 1.0, bounds=(0, 10), privacy_unit=u, max_rows=5, rng=4),
+        lambda v, u: dps.variance(v, 1.0, 1e-6, bounds=(0, 10), privacy_unit=u, max_rows=5, rng=4),
+        lambda v, u: dps.sum(v, 1.0, bounds=(0, 10), privacy_unit=u, max_rows=5, rng=4),
+        lambda v, u: dps.count(v, 1.0, privacy_unit=u, max_rows=5, rng=4),
+        lambda v, u: dps.histogram(v, 1.0, bins=4, range=(0, 10), privacy_unit=u, max_rows=5, rng=4)[0],
+    ):
+        np.testing.assert_array_equal(release(x, ids), release(VALUES, IDS))
+        np.testing.assert_array_equal(release(x, IDS), release(VALUES, IDS))  # NumPy identifiers for dask data
+    Xd = da.from_array(X, chunks=(700, 4))
+    V_dask = dps.pca(Xd, 2, 1.0, mechanism="ppm", privacy_unit=ids, max_rows=5, rng=4)
+    V_numpy = dps.pca(X, 2, 1.0, mechanism="ppm", privacy_unit=IDS, max_rows=5, rng=4)
+    assert abs(abs(float(V_dask[:, 0] @ V_numpy[:, 0])) - 1) < 1e-6
+    with pytest.raises(dps.OutOfBoundsError):
+        dps.mean(da.from_array(VALUES + 20, chunks=700), 1.0, bounds=(0, 10), privacy_unit=ids, max_rows=5, rng=4)
