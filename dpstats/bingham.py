@@ -42,6 +42,7 @@ import math
 
 import numpy as np
 
+from ._kernels.blocks import single_threaded_blas
 from ._validation import check_array, check_finite, check_int
 from .exceptions import DataValidationError
 from .noise.random import check_rng
@@ -179,8 +180,6 @@ def sample_matrix_bingham(A, k: int, *, n_sweeps: int = DEFAULT_SWEEPS, rng=None
     Hoff, "Simulation of the matrix Bingham–von Mises–Fisher distribution, with
     applications to multivariate and relational data", JCGS 18(2), 2009.
     """
-    from threadpoolctl import threadpool_limits  # installed with scikit-learn
-
     rng = check_rng(rng)
     A, k = _check_parameter_matrix(A, k)
     d = A.shape[0]
@@ -197,7 +196,7 @@ def sample_matrix_bingham(A, k: int, *, n_sweeps: int = DEFAULT_SWEEPS, rng=None
         C = np.asfortranarray(N0.T @ (A @ N0))
         # One BLAS thread for the many mid-sized eigendecompositions: threaded dsyevr is no faster on
         # 2 cores and becomes ~50x slower when other processes compete for them (measured).
-        with threadpool_limits(limits=1, user_api="blas"):
+        with single_threaded_blas():
             _sweep(A, V, N0, C, M, rng)
         if callback is not None:
             callback(sweep, V.copy())
@@ -266,7 +265,6 @@ def sample_sequential_bingham(A, k: int, *, rng=None) -> np.ndarray:
         Orthonormal columns v_1, …, v_k.
     """
     from scipy.linalg import eigh
-    from threadpoolctl import threadpool_limits  # installed with scikit-learn
 
     rng = check_rng(rng)
     A, k = _check_parameter_matrix(A, k)
@@ -274,7 +272,7 @@ def sample_sequential_bingham(A, k: int, *, rng=None) -> np.ndarray:
     V = np.empty((d, k))
     basis = np.asfortranarray(np.eye(d))
     C = np.asfortranarray((A + A.T) / 2)
-    with threadpool_limits(limits=1, user_api="blas"):  # as in sample_matrix_bingham: many mid-sized eighs
+    with single_threaded_blas():  # as in sample_matrix_bingham: many mid-sized eighs
         for j in range(k):
             mu, E = eigh(C, lower=True, check_finite=False, driver="evr")
             z = E @ sample_vector_bingham(mu, rng)

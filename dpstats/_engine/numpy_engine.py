@@ -8,12 +8,12 @@ same as the Dask engine's.
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable
 
 import numpy as np
 
+from .._kernels.blocks import single_threaded_blas
 from .._kernels.fixed_point import BinCounts, ChunkSums, FixedPoint, chunk_bin_counts
 from .._kernels.reduce import Part, chunk_part, merge_parts
 from .._kernels.rows import check_row_norms as _check_rows
@@ -81,21 +81,12 @@ def reduce_rows(
     def run(a: int, b: int) -> Part:
         return chunk_part(tuple(x[a:b] for x in arrays), a, n, rows, leaf, new_sum, check)
 
-    with _blas_controller().limit(limits=1, user_api="blas"), ThreadPoolExecutor(parts) as pool:
+    with single_threaded_blas(), ThreadPoolExecutor(parts) as pool:
         found = list(pool.map(run, edges[:-1], edges[1:]))
     total = found[0]
     for part in found[1:]:
         total = merge_parts(total, part, n, rows, leaf)
     return total
-
-
-@functools.cache
-def _blas_controller():
-    """threadpoolctl's handle on the BLAS libraries loaded so far (numpy's is loaded with numpy); made once,
-    because finding the libraries costs milliseconds per call."""
-    from threadpoolctl import ThreadpoolController  # installed with scikit-learn
-
-    return ThreadpoolController()
 
 
 def _cores() -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 # About one core's share of cache: a block read from memory is still there for its next reduction.
@@ -18,3 +20,17 @@ def row_blocks(x: np.ndarray, block_bytes: int | None = None, min_rows: int = 1)
     """Slices along the first axis of ``x`` covering it in blocks of :func:`block_rows` rows."""
     rows = block_rows(x[:1].nbytes, block_bytes, min_rows)
     return [slice(start, start + rows) for start in range(0, x.shape[0], rows)]
+
+
+@functools.cache
+def _blas_controller():
+    """threadpoolctl's handle on the BLAS libraries loaded so far (numpy's is loaded with numpy); made once,
+    because finding the libraries costs milliseconds per call (more with many libraries loaded)."""
+    from threadpoolctl import ThreadpoolController  # installed with scikit-learn
+
+    return ThreadpoolController()
+
+
+def single_threaded_blas():
+    """A context in which BLAS runs on one thread (for work that runs its own threads, or many mid-sized calls)."""
+    return _blas_controller().limit(limits=1, user_api="blas")
