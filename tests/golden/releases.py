@@ -9,8 +9,9 @@ new calibration, a new sampler) regenerates the file in the same commit and says
 quantile) depend on the machine's vector instructions: NumPy evaluates ``exp``, ``log1p``, ``arcsinh`` ... with
 SVML kernels on CPUs with AVX-512 and with the C library elsewhere, and OpenBLAS picks its kernels by CPU; their
 last bits differ, and a last bit can move a value across a grid point. The releases are therefore always computed
-in a subprocess pinned to the AVX2 code paths (:data:`PINNED`), which every x86-64 machine since 2013 runs the
-same way: :func:`pinned_digests` (used by the test) and this module's ``__main__`` both do.
+in a subprocess pinned to the AVX2 code paths (:data:`PINNED`), so that x86-64 machines with and without AVX-512
+compute the same bits: :func:`pinned_digests` (used by the test) and this module's ``__main__`` both do. (Two
+releases first recorded on an AVX-512 machine differed on an AVX2 one before this pinning.)
 """
 
 from __future__ import annotations
