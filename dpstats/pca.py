@@ -68,6 +68,7 @@ from ._kernels.gram import float_gram_error, norm_bound_squared, symmetric_from_
 from ._kernels.rows import row_norm_violations
 from ._rounding import ORTHONORMAL_MARGIN, gamma
 from ._validation import check_array, check_choice, check_delta, check_epsilon, check_finite, check_int
+from .bingham import OUTPUT_BITS, on_output_grid, score_sensitivity
 from .accounting import DEFAULT_DELTA, Accountant, charge, check_accountant, split_epsilon
 from .accounting.events import Exponential
 from .exceptions import DataValidationError, NotPrivateWarning, ParameterError
@@ -566,9 +567,6 @@ def pca_ppm(
 
 SAMPLERS = ("sequential", "gibbs")
 
-#: Output grid of PPCA (the sampler is floating point): entries are rounded to multiples of 2^-OUTPUT_BITS.
-OUTPUT_BITS = 32
-
 
 @named_rows("components")
 def pca_ppca(
@@ -594,7 +592,7 @@ def pca_ppca(
     row-norm bound of the module docstring; m·R² with a privacy unit, at most
     m rows kept per unit); the score is computed on the
     floating-point XᵀX, whose entries are within a public e_A of the exact
-    ones, which adds 2·d·e_A per column (:func:`_ppca_sensitivity`).
+    ones, which adds 2·d·e_A per column (:func:`dpstats.bingham.score_sensitivity`).
 
     ``sampler="sequential"`` (default, proven ε-DP in exact arithmetic; see
     "Floating point" below): k draws, each an
@@ -688,7 +686,7 @@ def pca_ppca(
     rows = bound_checked((X,), units, rng, check=None if clip else row_norm_violations)
     X, rows_bound, m = rows.arrays[0], rows.rows_bound, rows.max_rows
     d = X.shape[1]
-    sensitivity = _ppca_sensitivity(rows_bound, d, m)
+    sensitivity = score_sensitivity(rows_bound, d, m)
     A = float_gram(X, rows_bound)
     floating = f"{rows.note()}floating-point sampler, output on a 2^-{OUTPUT_BITS} grid; {describe_source(rng)}"
     if sampler == "sequential":
@@ -709,19 +707,7 @@ def pca_ppca(
             note=f"Gibbs, {n_sweeps} sweeps: the guarantee holds for exact matrix-Bingham samples only; {floating}",
         )
         V = sample_matrix_bingham(A * (epsilon / (2.0 * sensitivity)), k, n_sweeps=n_sweeps, rng=rng)
-    return _on_output_grid(V)
-
-
-def _ppca_sensitivity(n: int, d: int, m: int = 1) -> float:
-    """Δq of the score vᵀÃv on the floating-point Gram matrix Ã: m·R² for the exact A (m rows per unit, 1 without
-    a unit), plus 2·d·e_A for Ã's entries (each within e_A = :func:`dpstats._kernels.gram.float_gram_error` of A's
-    for n rows, and (Σ_j |v_j|)² <= d for a unit v)."""
-    return math.nextafter(m * norm_bound_squared(d) + 2.0 * d * float_gram_error(n, d), math.inf)
-
-
-def _on_output_grid(V: np.ndarray) -> np.ndarray:
-    """V rounded to multiples of 2^-OUTPUT_BITS (its columns stay orthonormal to within about 2^-OUTPUT_BITS·√d)."""
-    return np.ldexp(np.rint(np.ldexp(V, OUTPUT_BITS)), -OUTPUT_BITS)
+    return on_output_grid(V)
 
 
 @named_rows("components")
