@@ -69,6 +69,7 @@ from ._kernels.rows import row_norm_violations
 from ._rounding import ORTHONORMAL_MARGIN, gamma
 from ._validation import check_array, check_choice, check_delta, check_epsilon, check_finite, check_int
 from .bingham import OUTPUT_BITS, on_output_grid, score_sensitivity
+from .covariance import amin_eigen
 from .accounting import DEFAULT_DELTA, Accountant, charge, check_accountant, split_epsilon
 from .accounting.events import Exponential
 from .exceptions import DataValidationError, NotPrivateWarning, ParameterError
@@ -77,7 +78,7 @@ from .noise.release import GRID_BITS, NOISE, Statistic, grid_for, make_noise
 
 __all__ = ["pca", "pca_ag", "pca_ppca", "pca_ppm", "pca_sn", "second_moment", "top_components"]
 
-MECHANISMS = ("ag", "sn", "ppm", "ppca")
+MECHANISMS = ("ag", "sn", "ppm", "ppca", "amin")
 
 SN_ERRATUM = (
     "Imtiaz (2017), 'A Note on Wishart Mechanisms for (epsilon, 0) Differential Privacy', proves that "
@@ -725,7 +726,7 @@ def pca(
     """Private top-k principal subspace with the chosen mechanism, under one (ε, δ) for every mechanism.
 
     Every mechanism takes the same (ε, δ): the Gaussian ones ("ag", and "ppm"
-    with δ > 0) use δ; the pure ones ("ppca", and "ppm" with δ = 0) are ε-DP,
+    with δ > 0) use δ; the pure ones ("ppca", "amin", and "ppm" with δ = 0) are ε-DP,
     hence (ε, δ)-DP for every δ, and charge δ = 0. So one loop over mechanisms
     with one budget works.
 
@@ -735,10 +736,12 @@ def pca(
         Data, rows with ‖x_i‖₂ <= 1.
     k : int
         Dimension of the subspace, 1 <= k <= d.
-    mechanism : {"ag", "sn", "ppm", "ppca"}, default "ag"
+    mechanism : {"ag", "sn", "ppm", "ppca", "amin"}, default "ag"
         :func:`pca_ag` followed by :func:`top_components`; :func:`pca_sn` (not
         private: warns, and an accountant refuses it); :func:`pca_ppm`;
-        :func:`pca_ppca`.
+        :func:`pca_ppca`; the k vectors of :func:`amin_eigen` with ``rank=k``
+        (Amin et al. 2019, Algorithm 1 stopped after k vectors), in the order
+        drawn.
     epsilon : float
         ε > 0.
     delta : float, default 1e-6
@@ -749,8 +752,8 @@ def pca(
         Passed to the mechanism.
     **options
         Further keywords of the mechanism (``clip``, ``noise``, ``calibration``,
-        ``n_iter``, ``sampler``, ``n_sweeps``, and ``privacy_unit`` with
-        ``max_rows`` for every mechanism but SN).
+        ``n_iter``, ``sampler``, ``n_sweeps``, ``split``, ``eigenvalue_share``,
+        and ``privacy_unit`` with ``max_rows`` for every mechanism but SN).
 
     Returns
     -------
@@ -775,6 +778,8 @@ def pca(
     _check_k(k, X.shape[1])  # before any budget is charged
     if mechanism == "ppca":
         return pca_ppca(X, k, epsilon, rng=rng, accountant=accountant, **options)
+    if mechanism == "amin":
+        return amin_eigen(X, epsilon, rank=k, rng=rng, accountant=accountant, **options)[1]
     if mechanism == "ppm":
         return pca_ppm(X, k, epsilon, delta, rng=rng, accountant=accountant, **options)
     if mechanism == "sn":
