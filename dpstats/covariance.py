@@ -264,15 +264,16 @@ def amin_eigen(
     eigen_noise = make_noise(
         epsilon=eps_values, delta=0.0, sensitivity=2.0 * m * norm_bound_squared(d), changed=r, slack=slack
     )
-    vector_events = (
-        [Exponential(split_epsilon(eps_vectors, draws))] * draws
-        if split == "uniform"
-        else [PureDP(epsilon=eps_vectors)]  # budgets chosen from the released eigenvalues: adaptive composition
-    )
+    if draws == 0:  # d = 1: the only vector is ±1, drawn with no budget
+        vector_events = []
+    elif split == "uniform":
+        vector_events = [Exponential(split_epsilon(eps_vectors, draws))] * draws
+    else:  # budgets chosen from the released eigenvalues, summing to eps_vectors: adaptive composition
+        vector_events = [PureDP(epsilon=eps_vectors)]
     charge(
         accountant,
         "amin_eigen",
-        [eigen_noise.event, *(vector_events if draws else [])],
+        [eigen_noise.event, *vector_events],
         note=(
             f"{rows.note()}Amin et al. 2019: {r} noisy eigenvalues (epsilon {eps_values:.6g}), {draws} vector-Bingham "
             f"draws ({split} split of {eps_vectors:.6g}); floating-point sampler, vectors on a 2^-{OUTPUT_BITS} grid; "

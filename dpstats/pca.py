@@ -68,10 +68,10 @@ from ._kernels.gram import float_gram_error, norm_bound_squared, symmetric_from_
 from ._kernels.rows import row_norm_violations
 from ._rounding import ORTHONORMAL_MARGIN, gamma
 from ._validation import check_array, check_choice, check_delta, check_epsilon, check_finite, check_int
-from .bingham import OUTPUT_BITS, on_output_grid, score_sensitivity
-from .covariance import amin_eigen
 from .accounting import DEFAULT_DELTA, Accountant, charge, check_accountant, split_epsilon
 from .accounting.events import Exponential
+from .bingham import OUTPUT_BITS, on_output_grid, score_sensitivity
+from .covariance import amin_eigen
 from .exceptions import DataValidationError, NotPrivateWarning, ParameterError
 from .noise.random import check_rng, describe_source
 from .noise.release import GRID_BITS, NOISE, Statistic, grid_for, make_noise
