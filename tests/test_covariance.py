@@ -1,4 +1,4 @@
-"""dps.covariance and dps.amin_eigen (Amin et al. 2019): shape, privacy bookkeeping, noise level, verified eigensolver."""
+"""dps.covariance and dps.amin_eigen (Amin et al. 2019): shape, bookkeeping, noise level, verified eigensolver."""
 
 import math
 
