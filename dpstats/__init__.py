@@ -15,6 +15,7 @@ from importlib import import_module
 
 from .accounting import Accountant
 from .cca import cca  # eager, like pca below: the function shares its name with its submodule
+from .covariance import amin_eigen, covariance  # eager: the function shares its name with its submodule
 from .descriptive import count, mean, sum, variance
 from .exceptions import (
     BudgetExceededError,
@@ -66,8 +67,10 @@ __all__ = [
     "OutOfBoundsError",
     "ParameterError",
     "PrivacyError",
+    "amin_eigen",
     "cca",
     "count",
+    "covariance",
     "histogram",
     "mean",
     "pca",

@@ -43,17 +43,25 @@ import math
 import numpy as np
 
 from ._kernels.blocks import single_threaded_blas
+from ._kernels.gram import float_gram_error, norm_bound_squared
 from ._validation import check_array, check_finite, check_int
 from .exceptions import DataValidationError
 from .noise.random import check_rng
 
 __all__ = [
     "DEFAULT_SWEEPS",
+    "OUTPUT_BITS",
+    "on_output_grid",
     "sample_bingham",
     "sample_matrix_bingham",
     "sample_sequential_bingham",
     "sample_vector_bingham",
+    "score_sensitivity",
 ]
+
+#: Output grid of the Bingham mechanisms (the samplers are floating point): entries are rounded to multiples of
+#: 2^-OUTPUT_BITS.
+OUTPUT_BITS = 32
 
 #: Default number of Gibbs sweeps of :func:`sample_matrix_bingham` (data-independent). On MNIST
 #: (n = 10000, d = 784, k = 50, parameter (ε/2)XᵀX with ε = 0.5, 5, 50) the captured energy of the
@@ -62,6 +70,25 @@ __all__ = [
 DEFAULT_SWEEPS = 5
 
 _BATCH = 32  # ACG proposals drawn per vectorised round
+
+
+def score_sensitivity(rows_bound: int, d: int, m: int = 1) -> float:
+    """Sensitivity Δq of the exponential mechanisms' score vᵀÃv (‖v‖ = 1) on the floating-point Gram matrix Ã.
+
+    Replacing one row x by x′ changes the exact score by (vᵀx)² − (vᵀx′)² ∈ [−R², R²] (R² the row-norm bound of
+    :func:`dpstats._kernels.gram.norm_bound_squared`); replacing one privacy unit with at most m kept rows, by at
+    most m·R². Ã's entries are each within e_A = :func:`dpstats._kernels.gram.float_gram_error` of the exact ones
+    for ``rows_bound`` rows, which moves the score by at most d·e_A per dataset ((Σ_j |v_j|)² <= d): 2·d·e_A
+    between neighbours. The sum is rounded up.
+    """
+    return math.nextafter(m * norm_bound_squared(d) + 2.0 * d * float_gram_error(rows_bound, d), math.inf)
+
+
+def on_output_grid(V: np.ndarray) -> np.ndarray:
+    """V rounded to multiples of 2^-OUTPUT_BITS (orthonormal columns stay orthonormal to within about
+    2^-OUTPUT_BITS·√d): the low-order bits, where a floating-point sampler could differ from the exact
+    distribution, are not released."""
+    return np.ldexp(np.rint(np.ldexp(V, OUTPUT_BITS)), -OUTPUT_BITS)
 
 
 def _acg_b(a: np.ndarray) -> float:
@@ -241,9 +268,9 @@ def _drop_direction(
     dsyr2(-c, h[1:], w[1:], lower=True, a=C, overwrite_a=True)
 
 
-def sample_sequential_bingham(A, k: int, *, rng=None) -> np.ndarray:
-    """k orthonormal vectors, v_j drawn exactly with density ∝ exp(vᵀ A v) on the unit sphere of the orthogonal
-    complement of v_1, …, v_{j−1}.
+def sample_sequential_bingham(A, k: int, *, scales=None, rng=None) -> np.ndarray:
+    """k orthonormal vectors, v_j drawn exactly with density ∝ exp(s_j vᵀ A v) on the unit sphere of the orthogonal
+    complement of v_1, …, v_{j−1} (s_j = 1 unless ``scales`` is given).
 
     Each draw is exact (:func:`sample_vector_bingham` on the eigenvalues of
     N_jᵀ A N_j, N_j an orthonormal basis of the complement). The complement's
@@ -257,6 +284,9 @@ def sample_sequential_bingham(A, k: int, *, rng=None) -> np.ndarray:
         Symmetric parameter (for PPCA's sequential mechanism: (ε/(2kΔq)) XᵀX).
     k : int
         Number of vectors, 1 <= k <= d.
+    scales : array_like, shape (k,), optional
+        Non-negative multipliers s_j of the parameter, one per draw (Amin et al.'s per-vector budgets); a zero
+        draws v_j uniformly from its sphere.
     rng : None, int or numpy.random.Generator
 
     Returns
@@ -269,13 +299,17 @@ def sample_sequential_bingham(A, k: int, *, rng=None) -> np.ndarray:
     rng = check_rng(rng)
     A, k = _check_parameter_matrix(A, k)
     d = A.shape[0]
+    if scales is not None:
+        scales = check_finite(check_array(scales, "scales", ndim=(1,)), "scales")
+        if scales.shape != (k,) or np.any(scales < 0):
+            raise DataValidationError(f"scales must be {k} non-negative numbers; got shape {scales.shape}")
     V = np.empty((d, k))
     basis = np.asfortranarray(np.eye(d))
     C = np.asfortranarray((A + A.T) / 2)
     with single_threaded_blas():  # as in sample_matrix_bingham: many mid-sized eighs
         for j in range(k):
             mu, E = eigh(C, lower=True, check_finite=False, driver="evr")
-            z = E @ sample_vector_bingham(mu, rng)
+            z = E @ sample_vector_bingham(mu if scales is None else scales[j] * mu, rng)
             V[:, j] = basis @ z
             if j + 1 < k:
                 rest, C_rest = np.asfortranarray(basis[:, 1:]), np.asfortranarray(C[1:, 1:])

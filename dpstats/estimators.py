@@ -173,10 +173,11 @@ class DPPCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
     ----------
     n_components : int, optional
         Dimension k of the subspace; None keeps all d (a private rotation).
-    mechanism : {"ag", "ppm", "ppca", "sn"}, default "ag"
+    mechanism : {"ag", "ppm", "ppca", "amin", "sn"}, default "ag"
         Analyze Gauss (needs δ > 0), noisy power method, exponential mechanism
-        (pure ε-DP: δ is ignored and charged as 0), or SN (not private: warns,
-        and an accountant refuses it).
+        (pure ε-DP: δ is ignored and charged as 0), Amin et al.'s iterative
+        eigenvector sampling (:func:`dpstats.amin_eigen`, pure ε-DP), or SN (not
+        private: warns, and an accountant refuses it).
     epsilon : float, default 1.0
         ε of the release.
     delta : float, default 1e-6

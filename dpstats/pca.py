@@ -70,13 +70,15 @@ from ._rounding import ORTHONORMAL_MARGIN, gamma
 from ._validation import check_array, check_choice, check_delta, check_epsilon, check_finite, check_int
 from .accounting import DEFAULT_DELTA, Accountant, charge, check_accountant, split_epsilon
 from .accounting.events import Exponential
+from .bingham import OUTPUT_BITS, on_output_grid, score_sensitivity
+from .covariance import amin_eigen
 from .exceptions import DataValidationError, NotPrivateWarning, ParameterError
 from .noise.random import check_rng, describe_source
 from .noise.release import GRID_BITS, NOISE, Statistic, grid_for, make_noise
 
 __all__ = ["pca", "pca_ag", "pca_ppca", "pca_ppm", "pca_sn", "second_moment", "top_components"]
 
-MECHANISMS = ("ag", "sn", "ppm", "ppca")
+MECHANISMS = ("ag", "sn", "ppm", "ppca", "amin")
 
 SN_ERRATUM = (
     "Imtiaz (2017), 'A Note on Wishart Mechanisms for (epsilon, 0) Differential Privacy', proves that "
@@ -566,9 +568,6 @@ def pca_ppm(
 
 SAMPLERS = ("sequential", "gibbs")
 
-#: Output grid of PPCA (the sampler is floating point): entries are rounded to multiples of 2^-OUTPUT_BITS.
-OUTPUT_BITS = 32
-
 
 @named_rows("components")
 def pca_ppca(
@@ -594,7 +593,7 @@ def pca_ppca(
     row-norm bound of the module docstring; m·R² with a privacy unit, at most
     m rows kept per unit); the score is computed on the
     floating-point XᵀX, whose entries are within a public e_A of the exact
-    ones, which adds 2·d·e_A per column (:func:`_ppca_sensitivity`).
+    ones, which adds 2·d·e_A per column (:func:`dpstats.bingham.score_sensitivity`).
 
     ``sampler="sequential"`` (default, proven ε-DP in exact arithmetic; see
     "Floating point" below): k draws, each an
@@ -688,7 +687,7 @@ def pca_ppca(
     rows = bound_checked((X,), units, rng, check=None if clip else row_norm_violations)
     X, rows_bound, m = rows.arrays[0], rows.rows_bound, rows.max_rows
     d = X.shape[1]
-    sensitivity = _ppca_sensitivity(rows_bound, d, m)
+    sensitivity = score_sensitivity(rows_bound, d, m)
     A = float_gram(X, rows_bound)
     floating = f"{rows.note()}floating-point sampler, output on a 2^-{OUTPUT_BITS} grid; {describe_source(rng)}"
     if sampler == "sequential":
@@ -709,19 +708,7 @@ def pca_ppca(
             note=f"Gibbs, {n_sweeps} sweeps: the guarantee holds for exact matrix-Bingham samples only; {floating}",
         )
         V = sample_matrix_bingham(A * (epsilon / (2.0 * sensitivity)), k, n_sweeps=n_sweeps, rng=rng)
-    return _on_output_grid(V)
-
-
-def _ppca_sensitivity(n: int, d: int, m: int = 1) -> float:
-    """Δq of the score vᵀÃv on the floating-point Gram matrix Ã: m·R² for the exact A (m rows per unit, 1 without
-    a unit), plus 2·d·e_A for Ã's entries (each within e_A = :func:`dpstats._kernels.gram.float_gram_error` of A's
-    for n rows, and (Σ_j |v_j|)² <= d for a unit v)."""
-    return math.nextafter(m * norm_bound_squared(d) + 2.0 * d * float_gram_error(n, d), math.inf)
-
-
-def _on_output_grid(V: np.ndarray) -> np.ndarray:
-    """V rounded to multiples of 2^-OUTPUT_BITS (its columns stay orthonormal to within about 2^-OUTPUT_BITS·√d)."""
-    return np.ldexp(np.rint(np.ldexp(V, OUTPUT_BITS)), -OUTPUT_BITS)
+    return on_output_grid(V)
 
 
 @named_rows("components")
@@ -739,7 +726,7 @@ def pca(
     """Private top-k principal subspace with the chosen mechanism, under one (ε, δ) for every mechanism.
 
     Every mechanism takes the same (ε, δ): the Gaussian ones ("ag", and "ppm"
-    with δ > 0) use δ; the pure ones ("ppca", and "ppm" with δ = 0) are ε-DP,
+    with δ > 0) use δ; the pure ones ("ppca", "amin", and "ppm" with δ = 0) are ε-DP,
     hence (ε, δ)-DP for every δ, and charge δ = 0. So one loop over mechanisms
     with one budget works.
 
@@ -749,10 +736,12 @@ def pca(
         Data, rows with ‖x_i‖₂ <= 1.
     k : int
         Dimension of the subspace, 1 <= k <= d.
-    mechanism : {"ag", "sn", "ppm", "ppca"}, default "ag"
+    mechanism : {"ag", "sn", "ppm", "ppca", "amin"}, default "ag"
         :func:`pca_ag` followed by :func:`top_components`; :func:`pca_sn` (not
         private: warns, and an accountant refuses it); :func:`pca_ppm`;
-        :func:`pca_ppca`.
+        :func:`pca_ppca`; the k vectors of :func:`amin_eigen` with ``rank=k``
+        (Amin et al. 2019, Algorithm 1 stopped after k vectors), in the order
+        drawn.
     epsilon : float
         ε > 0.
     delta : float, default 1e-6
@@ -763,8 +752,8 @@ def pca(
         Passed to the mechanism.
     **options
         Further keywords of the mechanism (``clip``, ``noise``, ``calibration``,
-        ``n_iter``, ``sampler``, ``n_sweeps``, and ``privacy_unit`` with
-        ``max_rows`` for every mechanism but SN).
+        ``n_iter``, ``sampler``, ``n_sweeps``, ``split``, ``eigenvalue_share``,
+        and ``privacy_unit`` with ``max_rows`` for every mechanism but SN).
 
     Returns
     -------
@@ -789,6 +778,8 @@ def pca(
     _check_k(k, X.shape[1])  # before any budget is charged
     if mechanism == "ppca":
         return pca_ppca(X, k, epsilon, rng=rng, accountant=accountant, **options)
+    if mechanism == "amin":
+        return amin_eigen(X, epsilon, rank=k, rng=rng, accountant=accountant, **options)[1]
     if mechanism == "ppm":
         return pca_ppm(X, k, epsilon, delta, rng=rng, accountant=accountant, **options)
     if mechanism == "sn":

@@ -191,3 +191,18 @@ def test_audit_objective_perturbation(function):
     mid = sum(first) / 2
     clean, broken = _flagged_and_clean(mech, (X, y), (X2, y2), lambda f: f[0] > mid, eps=eps, n_runs=1000, seed=41)
     assert clean <= eps < broken
+
+
+@pytest.mark.parametrize("split", ["uniform", "adaptive"])
+def test_audit_covariance_amin(split):
+    # Row 0 is e1 (A = diag(1.5, 0)) or e2 (A' = diag(0.5, 1)): C00 − C11 = (λ̂1 − λ̂2)(θ1[0]² − θ1[1]²) is about +1.5
+    # against −0.5 without noise; the event thresholds it at their midpoint. Both the eigenvalues and the vector move.
+    X, Xp = _pca_neighbours(2)
+    eps = 1.0
+
+    def mech(data, e, rng):
+        return dps.covariance(data, e, split=split, rng=rng)
+
+    event = lambda C: C[0, 0] - C[1, 1] > 0.5  # noqa: E731
+    clean, broken = _flagged_and_clean(mech, X, Xp, event, eps=eps, n_runs=4000, seed=31)
+    assert clean <= eps < broken

@@ -134,6 +134,13 @@ E1, E2 = np.array([1.0, 0.0]), np.array([0.0, 1.0])
             2000,
             0.0,
         ),
+        (
+            "covariance amin",
+            lambda X, u, r: dps.covariance(X, EPS, rng=r, **_unit(u)),
+            lambda C: C[0, 0] > C[1, 1],  # the heavy unit's 16 rows lie along e1 or along e2
+            2000,
+            0.0,
+        ),
     ],
 )
 def test_unit_level_audit_of_pca(name, release, event, runs, delta):

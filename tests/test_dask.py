@@ -61,6 +61,9 @@ MECHANISMS = {
     "pca ag": lambda v, M, y, r: dps.pca(M, 2, epsilon=1.0, rng=r),
     "pca ppm": lambda v, M, y, r: dps.pca(M, 2, mechanism="ppm", epsilon=1.0, rng=r),
     "pca ppca": lambda v, M, y, r: dps.pca(M, 2, mechanism="ppca", epsilon=1.0, rng=r),
+    "pca amin": lambda v, M, y, r: dps.pca(M, 2, mechanism="amin", epsilon=1.0, rng=r),
+    "covariance amin": lambda v, M, y, r: dps.covariance(M, 1.0, rng=r),
+    "covariance amin adaptive": lambda v, M, y, r: dps.covariance(M, 1.0, rank=3, split="adaptive", clip=True, rng=r),
     "cca": lambda v, M, y, r: dps.cca(M[:, :3], M[:, 3:], 2, 1.0, 1e-6, rng=r).C_hat,
     "svm objective": lambda v, M, y, r: dps.svm(M, y, 1.0, lam=1e-3, rng=r),
     "svm output": lambda v, M, y, r: dps.svm(M, y, 1.0, lam=1e-3, method="output", rng=r),
@@ -110,6 +113,7 @@ ESTIMATORS = {
     "DPPCA ag": (lambda: DPPCA(2, random_state=5), ["components_"]),
     "DPPCA ppm": (lambda: DPPCA(2, mechanism="ppm", random_state=5), ["components_"]),
     "DPPCA ppca": (lambda: DPPCA(2, mechanism="ppca", random_state=5), ["components_"]),
+    "DPPCA amin": (lambda: DPPCA(2, mechanism="amin", random_state=5), ["components_"]),
     "DPLogisticRegression": (
         lambda: DPLogisticRegression(classes=["no", "yes"], random_state=5),
         ["coef_", "intercept_"],

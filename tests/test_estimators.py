@@ -47,6 +47,7 @@ def _expected_failures(estimator):
         DPPCA(2, clip=True),
         DPPCA(2, mechanism="ppm", clip=True),
         DPPCA(2, mechanism="ppca", clip=True),
+        DPPCA(2, mechanism="amin", clip=True),
         DPCCA(1, clip=True),
         DPLogisticRegression(classes=[0, 1], clip=True, random_state=0),
         DPLogisticRegression(classes=[0, 1], method="output", clip=True, random_state=0),

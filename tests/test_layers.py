@@ -31,6 +31,7 @@ LAYERS = [
         "dpstats.quantiles",
         "dpstats.pca",
         "dpstats.cca",
+        "dpstats.covariance",
         "dpstats.lowrank",
         "dpstats.erm",
         "dpstats.preprocessing",

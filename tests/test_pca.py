@@ -18,7 +18,7 @@ from dpstats.noise import gaussian_sigma_analytic
 from dpstats.pca import default_n_iter, random_orthonormal, second_moment
 
 ALPHA = 1e-3  # type-I error of each distributional test (fixed seeds: deterministic)
-DP_MECHANISMS = [("ag", 1e-5), ("ppm", 1e-5), ("ppm", 0.0), ("ppca", 0.0)]
+DP_MECHANISMS = [("ag", 1e-5), ("ppm", 1e-5), ("ppm", 0.0), ("ppca", 0.0), ("amin", 0.0)]
 
 
 def _spiked(n=4000, d=12, k=3, seed=0):
@@ -58,7 +58,7 @@ def test_outputs_orthonormal_with_right_shape(mech, delta):
         warnings.simplefilter("ignore", dps.NotPrivateWarning)
         V = _run(mech, delta, X_SPIKED[:200], 4, 1.0, 3)
     assert V.shape == (12, 4)
-    np.testing.assert_allclose(V.T @ V, np.eye(4), atol=_grid_tolerance(12) if mech == "ppca" else 1e-10)
+    np.testing.assert_allclose(V.T @ V, np.eye(4), atol=_grid_tolerance(12) if mech in ("ppca", "amin") else 1e-10)
 
 
 @pytest.mark.parametrize("mech,delta", DP_MECHANISMS)

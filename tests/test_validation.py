@@ -157,3 +157,46 @@ def test_bounds_scan_in_blocks_matches_numpy_and_sees_every_block(monkeypatch, s
     clipped = bounded_sums(2 * x, lo, hi, axis=records, clip=True, squares=False)
     np.testing.assert_allclose(total(clipped), np.clip(2 * x, -1, 1).sum(axis=records), rtol=1e-9, atol=1e-9)
     assert isinstance(np.asarray(found.unit, dtype=object).flat[0], Fraction)
+
+
+# ----------------------------------------------------------------------------- covariance (Amin et al. 2019)
+
+GRAM_X = np.full((6, 3), 0.4)
+
+
+@pytest.mark.parametrize(
+    "kwargs,name",
+    [
+        ({"epsilon": 0}, "epsilon"),
+        ({"epsilon": np.inf}, "epsilon"),
+        ({"delta": 1.0}, "delta"),
+        ({"method": "gauss"}, "method"),
+        ({"rank": 0}, "rank"),
+        ({"rank": 4}, "rank"),
+        ({"rank": 1.5}, "rank"),
+        ({"split": "greedy"}, "split"),
+        ({"eigenvalue_share": 0.0}, "eigenvalue_share"),
+        ({"eigenvalue_share": 1.0}, "eigenvalue_share"),
+        ({"eigenvalue_share": "half"}, "eigenvalue_share"),
+        ({"rng": "seed"}, "rng"),
+        ({"X": np.full((6, 3), np.nan)}, "NaN"),
+        ({"X": np.ones(3)}, "X"),
+        ({"X": np.ones((6, 0))}, "column"),
+        ({"X": np.full((6, 3), 0.9)}, "clip"),
+        ({"privacy_unit": np.arange(5), "max_rows": 1}, "privacy_unit"),
+        ({"privacy_unit": np.arange(6), "max_rows": 0}, "max_rows"),
+    ],
+)
+def test_covariance_bad_input_raises_before_any_charge(kwargs, name):
+    acc = dps.Accountant(10.0)
+    args = {"X": GRAM_X, "epsilon": 1.0, "rng": 0, "accountant": acc, **kwargs}
+    with pytest.raises((ParameterError, DataValidationError, ValueError, TypeError), match=name):
+        dps.covariance(**args)
+    assert acc.spent == (0.0, 0.0)
+
+
+def test_pca_amin_bad_k_raises_before_any_charge():
+    acc = dps.Accountant(10.0)
+    with pytest.raises(ParameterError, match="k"):
+        dps.pca(GRAM_X, 4, 1.0, mechanism="amin", accountant=acc)
+    assert acc.spent == (0.0, 0.0)

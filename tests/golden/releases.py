@@ -156,6 +156,11 @@ def releases() -> dict:
         "pca_ppca_units": lambda: dps.pca_ppca(X, 2, 1.0, privacy_unit=X_units, max_rows=4, rng=67),
         "svm_units": lambda: dps.svm(X, y, 1.0, lam=0.01, privacy_unit=X_units, max_rows=4, rng=68),
         "cca_units": lambda: dps.cca(X / 1.5, Y / 1.5, 2, 1.0, 1e-6, privacy_unit=X_units, max_rows=4, rng=69),
+        "covariance_amin": lambda: dps.covariance(X, 1.0, rng=120),
+        "covariance_amin_adaptive_rank": lambda: dps.covariance(X, 1.0, rank=2, split="adaptive", rng=121),
+        "amin_eigen": lambda: np.concatenate([np.ravel(a) for a in dps.amin_eigen(X, 1.0, rank=2, rng=122)]),
+        "pca_amin": lambda: dps.pca(X, 2, 1.0, mechanism="amin", rng=123),
+        "covariance_amin_units": lambda: dps.covariance(X, 1.0, privacy_unit=X_units, max_rows=4, rng=124),
     }
     import dask.array as da
 
@@ -169,6 +174,7 @@ def releases() -> dict:
             "dask_pca_ppm": lambda: dps.pca_ppm(Xd, 2, 1.0, 1e-6, rng=54),
             "dask_svm": lambda: dps.svm(Xd, yd, 1.0, lam=0.01, rng=55),
             "dask_low_rank": lambda: dps.low_rank(da.from_array(A, chunks=30), 2, 1.0, 1e-6, rng=56),
+            "dask_covariance_amin": lambda: dps.covariance(Xd, 1.0, rng=125),
         }
     )
     return cases
