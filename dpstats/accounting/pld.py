@@ -14,16 +14,17 @@ number that the same ledger gives when it is read back (another process opening 
 grouping is a function of the sequence of events alone, never of when the total was read or checked:
 
 * the events (free ones, which reveal nothing, left out) are cut into consecutive **chunks** of :data:`CHUNK`;
-* a chunk's distribution is that of its distinct events, in the order they first appear in it, each
-  self-composed its number of times (k copies cost one FFT power, dp_accounting's ``self_compose``), composed
-  pairwise in a balanced tree (:func:`grouped`);
+* in a chunk, the k copies of each distinct event are composed one after another (a *leaf*), and the leaves, in
+  the order their events first appear in the chunk, are composed pairwise in a balanced tree;
 * the composed distribution is the chunks' distributions convolved one after another, oldest first; the last,
   incomplete chunk (``pending``) is convolved in when the total is read, without being kept.
 
 A release is accepted by computing exactly this for the ledger with the release added (:meth:`ComposedPld.fits`),
-and the result is adopted if it is recorded. Cost: O(1) to add an event but every :data:`CHUNK`-th (one chunk's
-distribution and one convolution into the composed one); reading the total or deciding a release near the budget
-composes the incomplete chunk's distinct events and convolves them into the composed distribution once.
+and the result is adopted if it is recorded. Every leaf and tree node is a function of its (event, count) pairs
+alone, so they are kept between readings (those of the current and of the last checked ledger): a check near the
+budget adds one copy to one leaf (one small convolution), recomposes that leaf's path up the chunk's tree, and
+convolves the chunk into the composed distribution once. Far from the budget, adding an event costs nothing but
+every :data:`CHUNK`-th (the chunk's tree, and one convolution into the composed distribution).
 
 Only the events' distributions, ``compose``, ``self_compose``, ``get_delta_for_epsilon`` and
 ``get_epsilon_for_delta`` of dp_accounting are used, so the result is what dp_accounting computes for the same
@@ -38,7 +39,7 @@ from collections.abc import Iterable
 
 from .events import PLD_DISCRETIZATION, Event, Gaussian
 
-__all__ = ["CHUNK", "ComposedPld", "event_pld", "grouped"]
+__all__ = ["CHUNK", "ComposedPld", "event_pld"]
 
 #: Events per chunk of the canonical grouping (module docstring): bounds the work a reading of the total has to
 #: do, and amortises one large convolution over this many releases.
@@ -64,55 +65,23 @@ def noiseless(event: Event) -> bool:
     return isinstance(event, Gaussian) and event.noise_multiplier == 0
 
 
-def grouped(counts: dict[Event, int]):
-    """One distribution for the events of ``counts`` (each distinct event self-composed its number of times, in
-    the dict's order), composed pairwise in a balanced tree; None for no events."""
-    layer = [event_pld(e) if k == 1 else event_pld(e).self_compose(k) for e, k in counts.items()]
-    while len(layer) > 1:
-        layer = [layer[i].compose(layer[i + 1]) if i + 1 < len(layer) else layer[i] for i in range(0, len(layer), 2)]
-    return layer[0] if layer else None
-
-
-class _State:
-    """The composed distribution of the complete chunks, and the counts of the incomplete one (``waiting`` events,
-    distinct events in the order they first appeared)."""
-
-    __slots__ = ("composed", "pending", "waiting")
-
-    def __init__(self, composed=None, pending: dict[Event, int] | None = None, waiting: int = 0) -> None:
-        self.composed, self.pending, self.waiting = composed, pending or {}, waiting
-
-    def advanced(self, events: list[Event]) -> _State:
-        """The state after ``events`` (self is not changed): every chunk they complete is convolved in."""
-        composed, pending, waiting = self.composed, dict(self.pending), self.waiting
-        for event in events:
-            pending[event] = pending.get(event, 0) + 1
-            waiting += 1
-            if waiting == CHUNK:
-                chunk = grouped(pending)
-                composed = chunk if composed is None else composed.compose(chunk)
-                pending, waiting = {}, 0
-        return _State(composed, pending, waiting)
-
-    def distribution(self):
-        """The composed distribution of every event: the complete chunks', then the incomplete chunk's."""
-        rest = grouped(self.pending)
-        if rest is None:
-            return self.composed
-        return rest if self.composed is None else self.composed.compose(rest)
-
-
 class ComposedPld:
     """The composed privacy-loss distribution of the events added so far, grouped canonically (module docstring).
 
-    :meth:`add` is O(1) but every :data:`CHUNK`-th event; :meth:`epsilon` and :meth:`fits` compose the incomplete
-    chunk into the composed distribution (and keep the result until the next :meth:`add`).
+    ``composed`` is the distribution of the complete chunks (None before the first), ``pending`` the counts of the
+    incomplete chunk (distinct events in the order they first appeared). :meth:`add` is O(1) but every
+    :data:`CHUNK`-th event; :meth:`epsilon` and :meth:`fits` compose the incomplete chunk into the composed
+    distribution (and keep the result until the next :meth:`add`).
     """
 
     def __init__(self) -> None:
-        self._state = _State()
+        self.composed = None
+        self.pending: dict[Event, int] = {}
+        self._waiting = 0
         self._total = None  # the distribution of every event added, once computed
         self._candidate = None  # (extra events, state, distribution) of the last check, adopted if add() follows
+        self._groups: dict[tuple, object] = {}  # leaves and tree nodes: (event, count) pairs -> distribution
+        self._kept: set[tuple] = set()  # the groups of the current ledger's incomplete chunk
 
     def add(self, events: Iterable[Event]) -> None:
         """Fold ``events`` in (all or nothing)."""
@@ -120,21 +89,80 @@ class ComposedPld:
         if not events:
             return
         if self._candidate is not None and self._candidate[0] == events:
-            _, self._state, self._total = self._candidate  # the last check composed exactly these events
+            _, state, self._total, used = self._candidate  # the last check composed exactly these events
         else:
-            self._state, self._total = self._state.advanced(events), None
-        self._candidate = None
+            state, self._total, used = self._advanced(events), None, set()
+        self.composed, self.pending, self._waiting = state
+        self._candidate, self._kept = None, used
+        self._prune()
+
+    def _advanced(self, events: list[Event], used: set | None = None) -> tuple:
+        """(composed, pending, waiting) after ``events``, self unchanged: every chunk they complete is convolved
+        in."""
+        composed, pending, waiting = self.composed, dict(self.pending), self._waiting
+        for event in events:
+            pending[event] = pending.get(event, 0) + 1
+            waiting += 1
+            if waiting == CHUNK:
+                chunk = self._grouped(pending, set())
+                composed = chunk if composed is None else composed.compose(chunk)
+                pending, waiting = {}, 0
+        return composed, pending, waiting
 
     def _distribution(self, extra: list[Event]):
         """The distribution of the events added and ``extra`` (which is remembered as the candidate)."""
         if not extra:
             if self._total is None:
-                self._total = self._state.distribution()
+                self._total = self._composed_with(self.composed, self.pending, self._kept)
             return self._total
-        state = self._state.advanced(extra)
-        distribution = state.distribution()
-        self._candidate = (extra, state, distribution)
+        used: set = set()
+        state = self._advanced(extra)
+        distribution = self._composed_with(state[0], state[1], used)
+        self._candidate = (extra, state, distribution, used)
+        self._prune()
         return distribution
+
+    def _composed_with(self, composed, pending: dict[Event, int], used: set):
+        rest = self._grouped(pending, used)
+        if rest is None:
+            return composed
+        return rest if composed is None else composed.compose(rest)
+
+    def _grouped(self, counts: dict[Event, int], used: set):
+        """One distribution for the events of ``counts``: a leaf per distinct event (its copies composed one after
+        another), the leaves composed pairwise in a balanced tree; None for no events. The keys of the groups it
+        reads go in ``used``."""
+        layer = [((pair,), self._leaf(*pair)) for pair in counts.items()]
+        used.update(key for key, _ in layer)
+        while len(layer) > 1:
+            paired = []
+            for i in range(0, len(layer), 2):
+                if i + 1 == len(layer):
+                    paired.append(layer[i])
+                    continue
+                key = layer[i][0] + layer[i + 1][0]
+                if key not in self._groups:
+                    self._groups[key] = layer[i][1].compose(layer[i + 1][1])
+                used.add(key)
+                paired.append((key, self._groups[key]))
+            layer = paired
+        return layer[0][1] if layer else None
+
+    def _leaf(self, event: Event, count: int):
+        """``count`` copies of ``event`` composed one after another, continued from the longest such leaf kept."""
+        key = ((event, count),)
+        if key not in self._groups:
+            start = next((k for k in range(count - 1, 0, -1) if ((event, k),) in self._groups), 0)
+            leaf = self._groups[((event, start),)] if start else None
+            for _ in range(start, count):
+                leaf = event_pld(event) if leaf is None else leaf.compose(event_pld(event))
+            self._groups[key] = leaf
+        return self._groups[key]
+
+    def _prune(self) -> None:
+        """Keep the groups of the current ledger's and the candidate's incomplete chunks only."""
+        keep = self._kept | (self._candidate[3] if self._candidate is not None else set())
+        self._groups = {key: value for key, value in self._groups.items() if key in keep}
 
     def epsilon(self, delta: float, extra: Iterable[Event] = ()) -> float:
         """ε at ``delta`` of the events so far and ``extra`` (``extra`` is not kept)."""
