@@ -20,6 +20,9 @@ Gaussian mean's discrete Gaussian, a quantile's exponential mechanism, with a fe
   Target: at most 3x.
 * **reading spent** at N = 10,000 (the first read after the spends: it convolves the waiting events). Target:
   at most 0.1 s.
+* **refusing a release far over the budget** (ε = 2000 against a budget of 1, a mean with Laplace and with
+  Gaussian noise), after a first refusal that imports what it needs: its floor exceeds the budget, so no
+  privacy-loss distribution is built (it took 15 s before). Target: at most 0.1 s.
 * **ε against dp-accounting** composing the whole ledger from scratch with its own constructors (identical
   events self-composed, as dp_accounting composes k copies): the accountant's PLD within 1 %; the reported ε is
   the smallest of the PLD, zCDP and basic statements (it can be below dp_accounting's when the zCDP statement
@@ -46,6 +49,7 @@ PLD_LIMIT = 1.01  # PLD epsilon / exact epsilon for the issue's plan
 SPEND_LIMIT = 3.0  # pld spend at N = 10,000 / at N = 10
 SESSION_LIMIT = 3.0  # session under pld / under basic
 SPENT_LIMIT = 0.1  # seconds to read spent at N = 10,000
+REFUSAL_LIMIT = 0.1  # seconds to refuse a release whose own epsilon is far over the budget
 TIMED_SPENDS = 60  # near the budget
 AMORTISED_SPENDS = 512  # far from it: two cycles of the PLD's convolution of the waiting events (every 256)
 
@@ -188,6 +192,30 @@ def _session_table(results: Results, releases: int) -> None:
     )
 
 
+def _refusal_table(results: Results) -> None:
+    from dpstats import mean
+    from dpstats.exceptions import BudgetExceededError
+
+    acc = Accountant(1.0, 1e-6)
+    x = np.array([0.1, 0.5])
+    seconds = {}
+    for delta in (0.0, 1e-7, 0.0, 1e-7):  # the first two import what a refusal needs (scipy.optimize, ...)
+        start = time.perf_counter()
+        try:
+            mean(x, 2000.0, delta, bounds=(0, 1), rng=0, accountant=acc)
+        except BudgetExceededError:
+            seconds[delta] = time.perf_counter() - start
+    for delta, noise in ((0.0, "Laplace"), (1e-7, "Gaussian")):
+        results.add(
+            "accounting",
+            f"refuse epsilon=2000 against a budget of 1 (mean, {noise})",
+            "s",
+            seconds[delta],
+            f"<= {REFUSAL_LIMIT:g}",
+            status(seconds[delta], REFUSAL_LIMIT),
+        )
+
+
 def _dp_accounting_from_scratch(events: list, delta: float) -> float:
     """dp_accounting's ε for ``events``, built with its own constructors, k identical events self-composed."""
     from dp_accounting.pld import common
@@ -307,3 +335,4 @@ def run(results: Results, *, tiny: bool, repeats: int) -> None:
     _near_budget_table(results, sizes)
     _session_table(results, 200 if tiny else 10_000)
     _spent_and_epsilon(results, sizes[-1])
+    _refusal_table(results)

@@ -112,13 +112,18 @@ def _plan_weighted(
     return Planned(noises, parts, shape, note, units)
 
 
-def release(mechanism: str, plans: list[Planned], *, rng, accountant, note: str = "") -> list:
-    """Charge every planned statistic as one ledger entry (before any noise is drawn), then add the noise."""
+def release(
+    mechanism: str, plans: list[Planned], *, rng, accountant, note: str = "", relation: str | None = None
+) -> list:
+    """Charge every planned statistic as one ledger entry (before any noise is drawn), then add the noise.
+    ``relation``: the neighbouring relation the release protects, ``"row"`` or ``"unit"`` (as in
+    :func:`~dpstats.accounting.charge`)."""
     notes = [p.note for p in plans if p.note] + [note, describe_source(rng)]
     charge(
         accountant,
         mechanism,
         [n.event for p in plans for n in p.noises],
+        relation=relation,
         note="; ".join(n for n in notes if n),
         noise=[statement for p in plans for statement in p.statements()],
     )

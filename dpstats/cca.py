@@ -285,6 +285,7 @@ def cca(
         accountant,
         "cca",
         [calibrated.event],
+        relation=rows.relation,
         note=f"{rows.note()}{calibration} Gaussian, sigma={sigma:.3g}; {describe_source(rng)}",
         noise=calibrated.statement("covariance units (entries of ZᵀZ/n)", factor=1.0 / n),
     )

@@ -274,6 +274,7 @@ def amin_eigen(
         accountant,
         "amin_eigen",
         [eigen_noise.event, *vector_events],
+        relation=rows.relation,
         note=(
             f"{rows.note()}Amin et al. 2019: {r} noisy eigenvalues (epsilon {eps_values:.6g}), {draws} vector-Bingham "
             f"draws ({split} split of {eps_vectors:.6g}); floating-point sampler, vectors on a 2^-{OUTPUT_BITS} grid; "

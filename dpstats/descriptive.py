@@ -79,7 +79,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._engine import Bounded, as_array, bound_rows, bounded_sums, engine_of, take_units
+from ._engine import Bounded, as_array, bound_rows, bounded_sums, engine_of, relation_of, take_units
 from ._engine.tables import TableSource, from_table
 from ._kernels.fixed_point import BoundedSums
 from ._releases import plan, release, split_budget
@@ -278,7 +278,7 @@ def mean(
     planned = plan(
         Statistic(sums.sums, unit), per_coordinate, epsilon, delta, noise=noise, weights=weights, table=table
     )
-    return _named(release("mean", [planned], rng=rng, accountant=accountant)[0], table)
+    return _named(release("mean", [planned], rng=rng, accountant=accountant, relation="row")[0], table)
 
 
 def _named(values, table):
@@ -347,7 +347,9 @@ def _unit_mean(rec: _Records, epsilon: float, delta: float, weights, rng, accoun
     if m > 1:
         plans.append(plan(stats.count, [stats.count_sensitivity], *shares[1], noise=noise, units="rows"))
     released = "shifted sum and record count" if m > 1 else "shifted sum (record count = N, public)"
-    noisy = release("mean", plans, rng=rng, accountant=accountant, note=_unit_note(rec.units, released))
+    noisy = release(
+        "mean", plans, rng=rng, accountant=accountant, note=_unit_note(rec.units, released), relation="unit"
+    )
     count = max(noisy[1], units) if m > 1 else units
     return _shaped(stats.midpoint + np.asarray(noisy[0]) / count)
 
@@ -451,7 +453,7 @@ def variance(
         table=table,
         units="squared data units",
     )
-    return _named(release("variance", [planned], rng=rng, accountant=accountant)[0], table)
+    return _named(release("variance", [planned], rng=rng, accountant=accountant, relation="row")[0], table)
 
 
 def _unit_variance(rec: _Records, epsilon: float, delta: float, weights, rng, accountant, noise: str):
@@ -481,7 +483,9 @@ def _unit_variance(rec: _Records, epsilon: float, delta: float, weights, rng, ac
     if m > 1:
         plans.append(plan(stats.count, [stats.count_sensitivity], *shares[2], noise=noise, units="rows"))
     released = "shifted sum of squares, shifted sum" + (" and record count" if m > 1 else " (record count = N, public)")
-    noisy = release("variance", plans, rng=rng, accountant=accountant, note=_unit_note(rec.units, released))
+    noisy = release(
+        "variance", plans, rng=rng, accountant=accountant, note=_unit_note(rec.units, released), relation="unit"
+    )
     count = max(noisy[2], units) if m > 1 else units
     return _shaped(np.asarray(noisy[0]) / count - (np.asarray(noisy[1]) / count) ** 2)
 
@@ -549,7 +553,8 @@ def sum(  # noqa: A001 (dps.sum, as numpy.sum)
         Statistic(sums.sums, sums.unit), per_coordinate, epsilon, delta, noise=noise, weights=weights, table=table
     )
     note = "" if rec.units is None else _unit_note(rec.units, "sum")
-    return _named(release("sum", [planned], rng=rng, accountant=accountant, note=note)[0], table)
+    relation = relation_of(rec.units)
+    return _named(release("sum", [planned], rng=rng, accountant=accountant, note=note, relation=relation)[0], table)
 
 
 def count(
@@ -605,7 +610,7 @@ def count(
         return float(distinct)
     planned = plan(Statistic(kept, Fraction(1)), [units.max_rows - 1], epsilon, delta, noise=noise, units="rows")
     note = _unit_note(Bounded((), distinct, units.max_rows), "record count")
-    return float(release("count", [planned], rng=rng, accountant=accountant, note=note)[0])
+    return float(release("count", [planned], rng=rng, accountant=accountant, note=note, relation="unit")[0])
 
 
 def _rows(x) -> int:

@@ -521,6 +521,7 @@ def fit_weights(
             accountant,
             mechanism,
             [PureDP(epsilon)],
+            relation=rows.relation,
             note=f"CMS 2011 Algorithm 1, sensitivity 2mR/(n lam) + 2 tol/lam; {floating}",
         )
         return _gridded_release(f, _covered(sensitivity, grid, d), epsilon, grid, rng)
@@ -535,6 +536,7 @@ def fit_weights(
         accountant,
         mechanism,
         [PureDP(eps_objective), PureDP(eps_output)],
+        relation=rows.relation,
         note=f"CMS 2011 Algorithm 2 at eps={eps_objective:.6g} (eps'={eps_prime:.4g}, Delta={Delta:.4g}); "
         f"approximate-minimiser output noise at eps={eps_output:.4g}; {floating}",
     )

@@ -16,7 +16,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._engine import as_array, bin_counts, bound_rows, engine_of, take_units
+from ._engine import as_array, bin_counts, bound_rows, engine_of, relation_of, take_units
 from ._engine.kinds import is_frame
 from ._engine.tables import check_categories, from_table, labels
 from ._releases import plan, release
@@ -142,7 +142,7 @@ def _count_release(counts: np.ndarray, epsilon: float, delta: float, units, rng,
     statistic = Statistic(np.asarray(counts, dtype=np.int64), Fraction(1))
     planned = plan(statistic, [m, m], epsilon, delta, noise=noise, changed=min(counts.size, 2 * m), units="counts")
     note = "" if units is None else f"privacy unit: {units.units} units (public), at most {m} records each"
-    return release("histogram", [planned], rng=rng, accountant=accountant, note=note)[0]
+    return release("histogram", [planned], rng=rng, accountant=accountant, note=note, relation=relation_of(units))[0]
 
 
 def _categorical(x, epsilon: float, delta: float, categories: list, other, units, rng, accountant, noise: str):

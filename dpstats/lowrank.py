@@ -221,6 +221,7 @@ def low_rank(
             accountant,
             "low_rank",
             [release.event],
+            relation="row",  # privacy units are refused above: Hardt & Roth's relation changes one row of A
             note=f"input perturbation; {describe_source(rng)}",
             noise=release.statement("units of A"),
         )
@@ -264,6 +265,7 @@ def low_rank(
         accountant,
         "low_rank",
         [finder.event, _projection_event(eps2, delta2)],
+        relation="row",
         note=f"range finder, l={ell}, split={split:g}; the projection is calibrated after the range finder, from "
         f"its public output; {describe_source(rng)}",
         noise=finder.statement("units of AΩ (the range finder's sketch)"),

@@ -311,6 +311,7 @@ def pca_ag(
         accountant,
         "pca_ag",
         [calibrated.event],
+        relation=rows.relation,
         note=f"{rows.note()}{calibration} calibration; {describe_source(rng)}",
         noise=calibrated.statement("Gram units (entries of XᵀX)"),
     )
@@ -557,6 +558,7 @@ def pca_ppm(
         accountant,
         "pca_ppm",
         events,
+        relation=rows.relation,
         note=f"{rows.note()}{L} noisy iterations; {describe_source(rng)}",
         noise=step.statement("units of XᵀX·Y, each iteration"),
     )
@@ -696,6 +698,7 @@ def pca_ppca(
             accountant,
             "pca_ppca",
             [Exponential(share)] * k,
+            relation=rows.relation,
             note=f"sequential: {k} vector-Bingham rejection draws at epsilon/{k}; {floating}",
         )
         V = sample_sequential_bingham(A * (share / (2.0 * sensitivity)), k, rng=rng)
@@ -704,6 +707,7 @@ def pca_ppca(
             accountant,
             "pca_ppca",
             [Exponential(epsilon)],
+            relation=rows.relation,
             proven=False,
             note=f"Gibbs, {n_sweeps} sweeps: the guarantee holds for exact matrix-Bingham samples only; {floating}",
         )

@@ -94,7 +94,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._engine import bound_rows, take_units
+from ._engine import bound_rows, relation_of, take_units
 from ._engine.kinds import is_frame
 from ._engine.tables import from_table
 from ._validation import check_array, check_bounds, check_choice, check_epsilon, check_finite, check_int
@@ -396,7 +396,7 @@ def quantile(
             f"quantile takes one column; got a DataFrame with columns {list(table.columns)}: pass x[column]"
         )
     cells, m = _kept_cells(check_array(x, "x", ndim=(1,)), grid, clip, units, rng)
-    values = grid.values(_indices_of_cells(cells, levels, epsilon, grid, rng, accountant, m))
+    values = grid.values(_indices_of_cells(cells, levels, epsilon, grid, rng, accountant, m, relation_of(units)))
     if scalar:
         return float(values[0])
     return values if table is None else table.indexed(values, levels.tolist())
@@ -425,15 +425,17 @@ def _kept_cells(x: np.ndarray, grid: _Grid, clip: bool, units, rng) -> tuple[np.
 
 
 def _indices_of_cells(
-    cells: np.ndarray, levels: np.ndarray, epsilon: float, grid: _Grid, rng, accountant, m: int = 1
+    cells: np.ndarray, levels: np.ndarray, epsilon: float, grid: _Grid, rng, accountant, m: int, relation: str
 ) -> np.ndarray:
-    """Charge, and sample the grid index of every level from the records' sorted cells (m: records per unit)."""
-    units = f"privacy unit: at most {m} records each; " if m > 1 else ""
+    """Charge, and sample the grid index of every level from the records' sorted cells (m: records per unit;
+    ``relation``: "unit" with a privacy unit, "row" without)."""
+    units = f"privacy unit: at most {m} records each; " if relation == "unit" else ""
     if levels.size == 1:
         charge(
             accountant,
             "quantile",
             [Exponential(epsilon)],
+            relation=relation,
             note=f"{units}exponential mechanism (Smith 2011) on a {grid.describe()}; exact sampler (uniform proposals, "
             f"exact Bernoulli(exp(-gamma))), epsilon rounded down to a multiple of 2^-{_EPSILON_BITS}; "
             f"{describe_source(rng)}",
@@ -444,6 +446,7 @@ def _indices_of_cells(
         accountant,
         "quantile",
         [Exponential(epsilon)],
+        relation=relation,
         proven=False,
         note=f"{units}joint exponential mechanism (Gillenwater, Joseph & Kulesza 2021) for {levels.size} levels on a "
         f"{grid.describe()}; floating-point sampler (log-space dynamic programme, Gumbel-max): no exact "
@@ -541,7 +544,14 @@ def private_bounds(
     if table is None or table.columns is None:
         column, m = _kept_rows(check_finite(check_array(values, "x", ndim=(1,)), "x"), units, rng)
         return _bounds_of_column(
-            column, epsilon, _check_grid(range, "range", grid_size, scale), levels, m, rng, accountant
+            column,
+            epsilon,
+            _check_grid(range, "range", grid_size, scale),
+            levels,
+            m,
+            relation_of(units),
+            rng,
+            accountant,
         )
     d = len(table.columns)
     if isinstance(range, Mapping):
@@ -556,7 +566,7 @@ def private_bounds(
     values, m = _kept_rows(check_finite(check_array(values, "x", ndim=(2,)), "x"), units, rng)
     share = split_epsilon(epsilon, d)
     return {
-        column: _bounds_of_column(values[:, i], share, grids[i], levels, m, rng, accountant)
+        column: _bounds_of_column(values[:, i], share, grids[i], levels, m, relation_of(units), rng, accountant)
         for i, column in enumerate(table.columns)
     }
 
@@ -569,12 +579,14 @@ def _kept_rows(values: np.ndarray, units, rng) -> tuple[np.ndarray, int]:
     return kept.arrays[0], kept.max_rows
 
 
-def _bounds_of_column(x: np.ndarray, epsilon: float, grid: _Grid, levels, m: int, rng, accountant) -> tuple:
+def _bounds_of_column(
+    x: np.ndarray, epsilon: float, grid: _Grid, levels, m: int, relation: str, rng, accountant
+) -> tuple:
     """Two exact single quantiles at ε/2 each (proven ε-DP by basic composition; the joint sampler is not), of the
-    records ``x`` (m: records per unit)."""
+    records ``x`` (m: records per unit; ``relation`` as in :func:`_indices_of_cells`)."""
     cells, half = grid.cells(x, True), split_epsilon(epsilon, 2)
     low, high = sorted(
-        int(_indices_of_cells(cells, levels[i : i + 1], half, grid, rng, accountant, m)[0]) for i in range(2)
+        int(_indices_of_cells(cells, levels[i : i + 1], half, grid, rng, accountant, m, relation)[0]) for i in range(2)
     )  # sorted: post-processing
     if high <= low:  # both on one grid point: widen by one grid step (post-processing)
         low, high = (low, low + 1) if low < grid.size else (low - 1, low)

@@ -2,6 +2,7 @@
 parallel composition, calibration to a budget, the exportable ledger, and sharing across processes."""
 
 import copy
+import json
 import math
 import pickle
 
@@ -35,6 +36,11 @@ def _exact_gaussian_epsilon(mu, delta):
         return norm.cdf(1 / (2 * mu) - eps * mu) - math.exp(eps) * norm.cdf(-1 / (2 * mu) - eps * mu) - delta
 
     return brentq(gap, 1e-9, 100, xtol=1e-14)
+
+
+def _labelled_gaussian(mu, delta):
+    """A Gaussian event with multiplier mu whose (ε, δ) label is a guarantee of it (the accountant checks)."""
+    return Gaussian(gaussian_epsilon(mu, delta), delta, sigma=mu, sensitivity=1.0)
 
 
 def _gaussians(count, multiplier, delta_each):
@@ -257,18 +263,40 @@ def test_parallel_blocks_charge_the_most_expensive_part():
         acc.spend(0.1)
 
 
+def test_a_spend_by_hand_on_a_branch_states_its_relation():
+    """A block by rows takes releases that protect a row; a spend by hand says so, or is refused (nothing is
+    recorded); outside a block the relation is optional."""
+    acc = dps.Accountant(1.0, 0.0, composition="basic")
+    block = acc.parallel(2)
+    with pytest.raises(ParameterError, match="does not state its neighbouring relation"):
+        block[0].spend(0.5)
+    with pytest.raises(ParameterError, match="protects a privacy unit"):
+        block[0].spend(0.5, relation="unit")
+    with pytest.raises(ParameterError, match="relation must be one of"):
+        block[0].spend(0.5, relation="person")
+    assert acc.ledger == []
+    block[0].spend(0.5, relation="row")
+    block[1].spend(0.25, relation="row")
+    block.close()
+    assert acc.spent == (0.5, 0.0) and [e.relation for e in acc.ledger] == ["row", "row"]
+    acc.spend(0.5)
+    assert acc.spent == (1.0, 0.0) and acc.ledger[-1].relation is None
+    with pytest.raises(ParameterError, match="by must be one of"):
+        acc.parallel(2, by="person")
+
+
 def test_parallel_under_pld_and_zcdp():
     weak, strong = _gaussians(1, 2.0, 1e-7), _gaussians(1, 8.0, 1e-7)
     for rule in ("pld", "zcdp"):
         acc = dps.Accountant(10.0, 1e-6, composition=rule)
         block = acc.parallel(2)
-        block[0].record("a", weak)
-        block[1].record("b", strong)
+        block[0].record("a", weak, relation="row")
+        block[1].record("b", strong, relation="row")
         assert acc.spent[0] == pytest.approx(compose(weak, rule, 1e-6)[0])
     mixed = dps.Accountant(10.0, 1e-6)
     block = mixed.parallel(2)
-    block[0].record("a", [PureDP(2.0)])
-    block[1].record("b", weak)
+    block[0].record("a", [PureDP(2.0)], relation="row")
+    block[1].record("b", weak, relation="row")
     # No single part is known to dominate the other's loss distribution, so the PLD rule composes the parts one
     # after another (valid, looser); the basic statement, the most expensive part's own (eps, delta), is smaller.
     sequential = compose([PureDP(2.0)] + weak, "pld", 1e-6)[0]
@@ -320,7 +348,7 @@ def test_json_round_trip_keeps_every_event():
     dps.mean([0.1, 0.5], 1.0, bounds=(0, 1), rng=0, accountant=acc)
     dps.mean([0.1, 0.5], 1.0, 1e-6, bounds=(0, 1), rng=0, accountant=acc)
     block = acc.parallel(2)
-    block[1].record("by hand", [ApproxDP(0.2, 1e-7)], note="two parts")
+    block[1].record("by hand", [ApproxDP(0.2, 1e-7)], note="two parts", relation="row")
     text = acc.to_json()
     again = dps.Accountant.from_json(text)
     assert again.spent == acc.spent and again.ledger == acc.ledger and again.to_json() == text
@@ -401,7 +429,7 @@ def _mixed_events(count, seed, exponential=True):
     kinds = [
         lambda: Laplace(0.02, 0.0, scale=float(4195 * rng.choice([50, 60])), sensitivity=4195.0, discrete=True),
         lambda: Laplace.calibrated(float(rng.choice([20.0, 40.0])), 1.0),
-        lambda: Gaussian(0.05, 1e-9, sigma=float(rng.choice([40.0, 60.0])), sensitivity=1.0),
+        lambda: _labelled_gaussian(float(rng.choice([40.0, 60.0])), 1e-9),
     ]
     if exponential:
         kinds.append(lambda: Exponential(float(rng.choice([0.01, 0.02]))))
@@ -509,15 +537,15 @@ def test_parallel_blocks_and_sequential_spends_interleave():
     acc = dps.Accountant(100.0, 1e-5)
     acc.record("a", [Laplace.calibrated(10.0, 1.0)])
     block = acc.parallel(2)
-    block[0].record("p0", [Laplace.calibrated(5.0, 1.0)])
-    acc.record("b", [Gaussian(0.1, 1e-9, sigma=30.0)])
-    block[1].record("p1", [Laplace.calibrated(8.0, 1.0)])
-    assert acc.spent == pytest.approx(compose(acc.composition_items(), "pld", 1e-5), rel=1e-12)
+    block[0].record("p0", [Laplace.calibrated(5.0, 1.0)], relation="row")
+    acc.record("b", [_labelled_gaussian(30.0, 1e-9)])
+    block[1].record("p1", [Laplace.calibrated(8.0, 1.0)], relation="row")
+    assert acc.spent == compose(acc.composition_items(), "pld", 1e-5)
     block.close()
     acc.record("c", [Exponential(0.1)])
-    assert acc.spent == pytest.approx(compose(acc.composition_items(), "pld", 1e-5), rel=1e-12)
+    assert acc.spent == compose(acc.composition_items(), "pld", 1e-5)
     again = dps.Accountant.from_json(acc.to_json())
-    assert again.spent == pytest.approx(acc.spent, rel=1e-12)
+    assert again.spent == acc.spent  # the export says where the block entered the total: the same grouping
 
 
 def test_calibrate_on_a_long_ledger_uses_what_remains():
@@ -529,3 +557,190 @@ def test_calibrate_on_a_long_ledger_uses_what_remains():
     events = [Gaussian(share.epsilon, share.delta, sigma=share.noise_multiplier, sensitivity=1.0)] * 5
     total, _ = compose([*acc.composition_items(), *events], "pld", 1e-6)
     assert 6.0 * (1 - 2e-4) <= total <= 6.0
+
+
+# ----------------------------------------------------------------------------- one total, however it was reached
+
+
+def _review_events(r):
+    """The review's mix (Laplace, Gaussian, exponential, discrete Laplace at random parameters), each Gaussian
+    labelled with what its noise gives."""
+    pool = [
+        Laplace.calibrated(r.uniform(1.5, 6), 1.0),
+        _labelled_gaussian(r.uniform(1.0, 5.0), 1e-7),
+        Exponential(r.uniform(0.1, 0.5)),
+        Laplace.calibrated(r.uniform(1.5, 6), 1.0, discrete=True),
+    ]
+    return [r.choice(pool) for _ in range(r.randrange(3, 9))]
+
+
+def test_a_ledger_accepted_near_its_budget_is_within_it_when_reopened(tmp_path):
+    """The review's reproducer (acct_reopen.py): a budget a relative 2e-11 below the ledger's total from scratch.
+    The running total used to group the privacy-loss distributions by when it was read (sequentially, near the
+    budget), the reopened one in one go: the running accountant accepted ledgers that from_json or a second
+    process put 1e-10 over the budget (trials 2, 3 and 5 of these six, before). Now both group by the ledger alone:
+    the same number, to the last bit, and the last release is refused (reading the total between spends, as a user
+    would, changes nothing)."""
+    import random
+
+    r = random.Random(1)
+    for trial in range(6):
+        events = _review_events(r)
+        budget = compose(events, "pld", 1e-6)[0] * (1 - 2e-11)
+        for path in (None, tmp_path / f"ledger{trial}.jsonl"):
+            acc = dps.Accountant(budget, 1e-6, ledger_file=path)
+            with pytest.raises(BudgetExceededError):
+                for event in events:
+                    acc.record("x", [event])
+                    assert acc.spent[0] <= budget
+            reopened = dps.Accountant.from_json(acc.to_json()) if path is None else dps.Accountant.open(path)
+            assert reopened.spent == acc.spent and reopened.spent[0] <= budget
+
+
+@pytest.mark.parametrize("rule", ["pld", "zcdp", "advanced", "basic"])
+def test_the_running_total_is_the_total_from_scratch_to_the_last_bit(rule, tmp_path):
+    """A session of 400 releases (more than one chunk of the PLD's grouping) with parallel blocks opened and
+    closed among them, the total read and checks made at random moments: the running total equals, bit for bit,
+    the same ledger composed from scratch, exported and re-read, and reopened from its file by another
+    accountant. (Before the canonical grouping, the PLD's total depended on when it had been read.)"""
+    rng = np.random.default_rng(11)
+    path = tmp_path / "ledger.jsonl"
+    acc = dps.Accountant(1e6, 1e-5, composition=rule, ledger_file=path)
+    events = _mixed_events(400, seed=9)
+    block = None
+    for i, event in enumerate(events):
+        if block is None and rng.random() < 0.02:
+            block = acc.parallel(2)
+        if block is not None and rng.random() < 0.3:
+            block[int(rng.integers(2))].record("p", [event], relation="row")
+        else:
+            acc.record("m", [event])
+        if block is not None and rng.random() < 0.05:
+            block.close()
+            block = None
+        if rng.random() < 0.04:
+            acc.spent  # noqa: B018 (a read, which must not change how the total is grouped)
+        if rng.random() < 0.05:
+            acc.check_events([events[(i * 7) % len(events)]])
+    assert acc.spent == compose(acc.composition_items(), rule, 1e-5, slack=acc.slack)
+    assert dps.Accountant.from_json(acc.to_json()).spent == acc.spent
+    assert dps.Accountant.open(path).spent == acc.spent
+
+
+def test_an_export_orders_the_blocks_as_they_entered_the_total():
+    """A block closed after later releases enters the total where it closed; the export says so (``entered``), and
+    a malformed order is refused."""
+    acc = dps.Accountant(100.0, 1e-5)
+    first = acc.parallel(2)
+    second = acc.parallel(2)
+    first[0].record("a", [Laplace.calibrated(3.0, 1.0)], relation="row")
+    second[1].record("b", [Laplace.calibrated(4.0, 1.0)], relation="row")
+    acc.record("c", [Laplace.calibrated(5.0, 1.0)])
+    second.close()
+    first.close()
+    data = json.loads(acc.to_json())
+    assert [entry.get("entered") for entry in data["entries"]] == [2, 1, None]
+    again = dps.Accountant.from_json(acc.to_json())
+    assert again.composition_items() == acc.composition_items() and again.spent == acc.spent
+    data["entries"][1]["entered"] = 2
+    with pytest.raises(ParameterError, match="not distinct positions"):
+        dps.Accountant.from_json(json.dumps(data))
+
+
+# ----------------------------------------------------------------------------- labels and floors
+
+
+def test_every_event_the_noise_layer_builds_has_a_label_its_noise_gives():
+    """make_noise over random ε, δ, sensitivities, repeats, failure probabilities, exact and float noise, analytic
+    and classic calibration: every event passes the check the accountant makes when recording and reading back."""
+    import random
+    import warnings
+
+    from dpstats.accounting.events import check_label
+    from dpstats.noise.release import make_noise
+
+    r = random.Random(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(300):
+            delta = r.choice([0.0, 1e-10, 1e-6, 1e-3])
+            noise = make_noise(
+                epsilon=10 ** r.uniform(-2.5, 1.5),
+                delta=delta,
+                sensitivity=10 ** r.uniform(-3, 3),
+                changed=r.choice([1, 2, 7]),
+                repeat=r.choice([1, 2, 37]) if delta else 1,
+                failure=r.choice([0.0, delta / 3]),
+                noise=r.choice(["exact", "float"]),
+                calibration=r.choice(["analytic", "classic"]) if delta else "analytic",
+            )
+            check_label(noise.event)
+
+
+def test_the_classic_calibration_is_charged_what_its_noise_gives():
+    """Dwork & Roth's σ is proven for ε < 1 only; at ε = 10, δ = 1e-3 it gives ε = 11.03: the ledger says so
+    (it used to record 10, and basic composition then under-charged it)."""
+    import warnings
+
+    from dpstats.noise.release import make_noise
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        event = make_noise(epsilon=10.0, delta=1e-3, sensitivity=1.0, changed=1, calibration="classic").event
+        small = make_noise(epsilon=0.5, delta=1e-3, sensitivity=1.0, changed=1, calibration="classic").event
+    assert event.epsilon >= _exact_gaussian_epsilon(event.noise_multiplier, 1e-3) > 11.0
+    assert small.epsilon == 0.5  # where the formula holds, the label is the ε asked for
+
+
+def test_a_mislabelled_event_is_refused_when_recorded():
+    acc = dps.Accountant(10.0, 1e-6, composition="basic")
+    with pytest.raises(ParameterError, match="below what its noise gives"):
+        acc.record("x", [Laplace(0.001, scale=1.0, sensitivity=1.0)])
+    with pytest.raises(ParameterError, match="not a guarantee of its noise"):
+        acc.record("x", [Gaussian(0.001, 1e-7, sigma=0.01, sensitivity=1.0)])
+    with pytest.raises(ParameterError, match="a pure release has delta 0"):
+        acc.record("x", [Exponential(0.5, 1e-7)])
+    assert acc.ledger == []
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        Laplace.calibrated(0.5, 1.0),
+        Laplace.calibrated(2.0, 3.0, discrete=True),
+        Laplace.calibrated(1.0, 1.0, coordinates=3),
+        Gaussian(gaussian_epsilon(0.3, 1e-6), 1e-6, sigma=0.3),
+        Gaussian(gaussian_epsilon(3.0, 1e-6), 1e-6, sigma=3.0),
+        Exponential(2.0),
+        PureDP(1.5),
+        ApproxDP(1.0, 1e-4),
+    ],
+    ids=repr,
+)
+def test_an_events_floor_is_never_above_its_distributions_epsilon(event):
+    """The floor lets an accountant refuse without composing, so it must be a lower bound on the ε of the event's
+    privacy-loss distribution, at every δ (at δ = 0.1 a floor without its ln(1 − 2δ) term would fail)."""
+    from dpstats.accounting.pld import event_pld
+
+    for delta in (1e-9, 1e-6, 1e-3, 0.1, 0.3):
+        floor = event.epsilon_floor(delta)
+        assert 0.0 <= floor <= event_pld(event).get_epsilon_for_delta(delta)
+    if isinstance(event, Gaussian) and event.noise_multiplier < 1:
+        assert event.epsilon_floor(1e-6) > 5.0  # and it is not vacuous where it matters
+
+
+def test_a_release_far_over_the_budget_is_refused_without_building_its_distribution():
+    """The review's big_eps.py: ε = 2000 against a budget of 1 took 15 s to refuse (building a privacy-loss
+    distribution of 4e7 points). Its floor is over the budget: refused at once, no distribution built, nothing
+    recorded, and the message says what is known."""
+    from dpstats.accounting.pld import event_pld
+
+    acc = dps.Accountant(1.0, 1e-6)
+    acc.record("before", [Laplace.calibrated(10.0, 1.0)])
+    acc.spent  # noqa: B018 (the ledger so far composed)
+    for delta in (0.0, 1e-7):
+        event_pld.cache_clear()
+        with pytest.raises(BudgetExceededError, match="at least epsilon="):
+            dps.mean([0.1, 0.5], 2000.0, delta, bounds=(0, 1), rng=0, accountant=acc)
+        assert event_pld.cache_info().misses == 0
+    assert len(acc.ledger) == 1

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import dpstats as dps
-from dpstats.accounting import Gaussian, Laplace, LedgerError, LedgerTamperedError
+from dpstats.accounting import Gaussian, Laplace, LedgerError, LedgerTamperedError, gaussian_epsilon
 from dpstats.accounting.log import FORMAT
 from dpstats.exceptions import ParameterError
 
@@ -52,7 +52,7 @@ def test_reopening_gives_the_same_ledger_and_total(tmp_path):
     path = tmp_path / "budget.jsonl"
     acc = _ledger(path)
     block = acc.parallel(2)
-    block[0].record("part", [Gaussian(0.5, 1e-7, sigma=5.0)])
+    block[0].record("part", [Gaussian(gaussian_epsilon(5.0, 1e-7), 1e-7, sigma=5.0)], relation="row")
     again = dps.Accountant.open(path)
     assert again.ledger == acc.ledger and again.spent == acc.spent and again.head == acc.head
     block.close()
@@ -128,6 +128,147 @@ def test_a_consistent_forgery_with_an_invalid_value_names_the_record(tmp_path):
     _tampered(path, r"record 2: ledger entry \(release 1\): epsilon must be a finite number >= 0; got -1.0")
 
 
+def _write_log(path: Path, records: list[dict]) -> None:
+    """A log of ``records`` (without n and prev) with its chain and head, as dpstats writes them."""
+    import hashlib
+
+    prev, lines = "0" * 64, []
+    for n, record in enumerate(records):
+        line = json.dumps({"n": n, "prev": prev, **record}, sort_keys=True, separators=(",", ":")).encode()
+        prev = hashlib.sha256(line).hexdigest()
+        lines.append(line + b"\n")
+    path.write_bytes(b"".join(lines))
+    path.with_name(path.name + ".head").write_text(f"{len(lines):020d} {prev}\n")
+
+
+def _old_entry(name: str, epsilon: float) -> dict:
+    """An entry as a ledger written before relations were recorded holds it (no relation)."""
+    event = Laplace.calibrated(1.0 / epsilon, 1.0)
+    return {
+        "mechanism": name,
+        "epsilon": event.epsilon,
+        "delta": 0.0,
+        "note": "",
+        "proven": True,
+        "events": [event.to_dict()],
+    }
+
+
+def test_an_older_ledger_opens_and_its_blocks_releases_compose_in_sequence(tmp_path):
+    """Ledgers written before relations were recorded (a log, and a JSON export) still open. A release of unknown
+    relation in a parallel block may have protected a privacy unit whose rows lay in both parts (the review's
+    case), so it is charged in sequence with the block: 0.5 + 0.25, not max(0.5, 0.25)."""
+    budget = {"epsilon": 1.0, "delta": 0.0, "composition": "basic", "slack": None, "allow_unproven": False}
+    path = tmp_path / "old.jsonl"
+    _write_log(
+        path,
+        [
+            {"format": FORMAT, "budget": budget},
+            {"parallel": 2},
+            {"entry": _old_entry("a", 0.5), "block": 0, "part": 0},
+            {"entry": _old_entry("b", 0.25), "block": 0, "part": 1},
+            {"close": 0},
+        ],
+    )
+    acc = dps.Accountant.open(path)
+    assert acc.spent == (0.75, 0.0) and [e.relation for e in acc.ledger] == [None, None]
+    block = acc.parallel(2)  # new releases in new blocks compose in parallel
+    block[0].spend(0.125, relation="row")
+    block[1].spend(0.0625, relation="row")
+    block.close()
+    assert dps.Accountant.open(path).spent == (0.875, 0.0)
+    export = {
+        "format": "dpstats-ledger/1",
+        **budget,
+        "entries": [{"parallel": [[_old_entry("a", 0.5)], [_old_entry("b", 0.25)]], "closed": True}],
+    }
+    assert dps.Accountant.from_json(json.dumps(export)).spent == (0.75, 0.0)
+
+
+def test_a_release_of_another_relation_in_a_block_is_refused_when_read_back(tmp_path):
+    """dpstats never records a unit-level release in a block by rows: one found there was put there by hand."""
+    acc = dps.Accountant(1.0, 0.0, composition="basic")
+    with acc.parallel(2) as block:
+        block[0].spend(0.5, relation="row")
+    data = json.loads(acc.to_json())
+    data["entries"][0]["parallel"][0][0]["relation"] = "unit"
+    with pytest.raises(ParameterError, match="entry 1, part 1, release 1: a release with relation 'unit' in a "):
+        dps.Accountant.from_json(json.dumps(data))
+    path = tmp_path / "budget.jsonl"
+    acc = dps.Accountant(1.0, 0.0, composition="basic", ledger_file=path)
+    with acc.parallel(2) as block:
+        block[0].spend(0.5, relation="row")
+    records = [{k: v for k, v in json.loads(line).items() if k not in ("n", "prev")} for line in _lines(path)]
+    records[2]["entry"]["relation"] = "unit"
+    _write_log(path, records)
+    _tampered(path, "record 2: a release with relation 'unit' in a parallel block split by 'row'")
+
+
+def test_the_head_lag_window_is_one_record_appended(tmp_path):
+    """The documented window of the log (dpstats.accounting.log, "The head-lag window"): with the head untouched,
+    one record appended after the last, numbered and chained, reads as a crashed spend's unfinished append; a
+    second is detected. Rewinding the head by one record lets the last record be replaced, which only a copy of
+    the head kept elsewhere shows."""
+    path = tmp_path / "budget.jsonl"
+    noted = _ledger(path).head
+    records = [{k: v for k, v in json.loads(line).items() if k not in ("n", "prev")} for line in _lines(path)]
+    extra = {"entry": _old_entry("appended", 0.125)}
+    head = path.with_name(path.name + ".head").read_bytes()
+    _write_log(path, [*records, extra])
+    path.with_name(path.name + ".head").write_bytes(head)
+    assert dps.Accountant.open(path).ledger[-1].mechanism == "appended"
+    _write_log(path, [*records, extra, extra])
+    path.with_name(path.name + ".head").write_bytes(head)
+    _tampered(path, "its head does not match")
+    _write_log(path, records[:-1])
+    rewound = path.with_name(path.name + ".head").read_bytes()
+    _write_log(path, [*records[:-1], extra])
+    path.with_name(path.name + ".head").write_bytes(rewound)
+    replaced = dps.Accountant.open(path)
+    assert replaced.ledger[-1].mechanism == "appended" and replaced.head != noted
+
+
+@pytest.mark.parametrize("rule", ["basic", "pld", "zcdp"])
+def test_an_event_labelled_below_its_noise_is_refused_when_read_back(rule):
+    """The review's cases (ledger_attacks.py c, d): a Laplace of scale 1 on sensitivity 1 labelled ε = 0.001, and
+    a Gaussian of σ/Δ = 0.01 labelled (0.001, 0), used to be read back and reported as spent ε = 0.001."""
+    laplace = {
+        "type": "laplace",
+        "epsilon": 0.001,
+        "delta": 0.0,
+        "scale": 1.0,
+        "sensitivity": 1.0,
+        "discrete": False,
+        "coordinates": 1,
+    }
+    gaussian = {
+        "type": "gaussian",
+        "epsilon": 0.001,
+        "delta": 0.0,
+        "sigma": 0.01,
+        "sensitivity": 1.0,
+        "discrete": False,
+        "repeat": 1,
+        "failure": 0.0,
+    }
+    for event, match in [(laplace, "below what its noise gives"), (gaussian, "not a guarantee of its noise")]:
+        text = json.dumps(
+            {
+                "format": "dpstats-ledger/1",
+                "epsilon": 1.0,
+                "delta": 1e-6,
+                "composition": rule,
+                "slack": None,
+                "allow_unproven": False,
+                "entries": [
+                    {"mechanism": "mean", "epsilon": 0.001, "delta": 0.0, "note": "", "proven": True, "events": [event]}
+                ],
+            }
+        )
+        with pytest.raises(ParameterError, match=f"entry 1 \\(mean\\): privacy event .*{match}"):
+            dps.Accountant.from_json(text)
+
+
 def test_a_file_shortened_under_a_live_accountant_stops_it_for_good(tmp_path):
     path = tmp_path / "budget.jsonl"
     acc = _ledger(path)
@@ -145,7 +286,7 @@ def test_a_file_shortened_under_a_live_accountant_stops_it_for_good(tmp_path):
 def _export_with(tmp_path, change) -> str:
     acc = dps.Accountant(10.0, 1e-6)
     acc.record("first", [Laplace.calibrated(10.0, 1.0)])
-    acc.record("second", [Gaussian(0.5, 1e-7, sigma=5.0)])
+    acc.record("second", [Gaussian(gaussian_epsilon(5.0, 1e-7), 1e-7, sigma=5.0)])
     data = json.loads(acc.to_json())
     change(data["entries"][1])
     return json.dumps(data)

@@ -178,8 +178,8 @@ def test_parallel_gaussian_parts_keep_the_largest_failure_probability():
 
     acc = dps.Accountant(100.0, 1e-5)
     with acc.parallel(2) as block:
-        block[0].record("A", [Gaussian(50.0, 1e-5, sigma=1.0, sensitivity=1.0)])
-        block[1].record("B", [Gaussian(50.0, 1e-5, sigma=1.05, sensitivity=1.0, failure=9.9e-6)])
+        block[0].record("A", [Gaussian(50.0, 1e-5, sigma=1.0, sensitivity=1.0)], relation="row")
+        block[1].record("B", [Gaussian(50.0, 1e-5, sigma=1.05, sensitivity=1.0, failure=9.9e-6)], relation="row")
     assert acc.spent[0] >= gaussian_epsilon(1.05, 1e-5 - 9.9e-6)  # part B alone needs this much
 
 

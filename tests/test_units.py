@@ -156,6 +156,65 @@ def test_a_sorted_table_gives_the_same_release(name):
     np.testing.assert_array_equal(first, second)
 
 
+def _charges(name) -> bool:
+    """Whether the row-level call of ``name`` charges an accountant (count without a unit is public: it does not)."""
+    acc = dps.Accountant(1000.0, 1e-2)
+    MECHANISMS[name](None, None, 0, acc)
+    return bool(acc.ledger)
+
+
+@pytest.mark.parametrize("name", sorted(MECHANISMS))
+def test_every_mechanism_states_its_relation_and_a_block_takes_only_its_own(name):
+    """Each release records the relation it protects; a block opened for units takes the unit-level release, one
+    opened by rows refuses it (a unit's rows may lie in several parts) and takes the row-level one, and the reverse:
+    refused before anything is recorded. A mechanism that did not state its relation would be refused by both."""
+    acc = dps.Accountant(1000.0, 1e-2)
+    MECHANISMS[name](IDS, 5, 0, acc)
+    MECHANISMS[name](None, None, 0, acc)
+    assert {e.relation for e in acc.ledger} == ({"unit", "row"} if _charges(name) else {"unit"})
+    acc = dps.Accountant(1000.0, 1e-2)
+    with acc.parallel(1, by="unit") as block:
+        MECHANISMS[name](IDS, 5, 0, block[0])
+        if _charges(name):
+            with pytest.raises(ParameterError, match="protects one row"):
+                MECHANISMS[name](None, None, 0, block[0])
+    with acc.parallel(1) as block:
+        with pytest.raises(ParameterError, match=r"by='unit'\) and split by a public function of the unit's"):
+            MECHANISMS[name](IDS, 5, 0, block[0])
+        MECHANISMS[name](None, None, 0, block[0])
+    blocks = {}
+    for entry in acc.ledger:
+        blocks.setdefault(entry.part.split(",")[0], set()).add(entry.relation)
+    assert blocks == ({"parallel 1": {"unit"}, "parallel 2": {"row"}} if _charges(name) else {"parallel 1": {"unit"}})
+
+
+def test_a_split_by_rows_does_not_charge_unit_level_releases_in_parallel():
+    """The review's reproducer (parallel_units.py): 1,000 rows of 50 people split in two halves by position, a
+    unit-level mean at ε = 1 in each. Every person has rows in both halves, so the two means compose to ε = 2; the
+    block by rows used to charge 1.0. Now it refuses (nothing recorded); a split by a keyed hash of the identifier
+    puts each person in one part, and the block by units charges 1.0."""
+    import hashlib
+
+    rng = np.random.default_rng(0)
+    n, ids, x = 1000, rng.integers(0, 50, 1000), rng.uniform(0, 10, 1000)
+    halves = np.array_split(np.arange(n), 2)
+    acc = dps.Accountant(2.0, 0.0, composition="basic")
+    with acc.parallel(2) as block, pytest.raises(ParameterError, match="by='unit'"):
+        dps.mean(x[halves[0]], 1.0, bounds=(0, 10), privacy_unit=ids[halves[0]], max_rows=5, rng=1, accountant=block[0])
+    assert acc.ledger == [] and acc.spent == (0.0, 0.0)
+    for rows in halves:  # outside a block they compose
+        dps.mean(x[rows], 1.0, bounds=(0, 10), privacy_unit=ids[rows], max_rows=5, rng=1, accountant=acc)
+    assert acc.spent[0] == sum(e.epsilon for e in acc.ledger) > 1.99
+    part = np.array([hashlib.blake2b(str(i).encode(), key=b"public key").digest()[0] % 2 for i in ids])
+    by_unit = dps.Accountant(1.0, 0.0, composition="basic")
+    with by_unit.parallel(2, by="unit") as block:
+        for i in range(2):
+            rows = part == i
+            dps.mean(x[rows], 1.0, bounds=(0, 10), privacy_unit=ids[rows], max_rows=5, rng=1, accountant=block[i])
+    assert by_unit.spent[0] == max(e.epsilon for e in by_unit.ledger) <= 1.0
+    assert [e.relation for e in by_unit.ledger] == ["unit", "unit"]
+
+
 BAD = [
     (dict(privacy_unit=IDS, max_rows=None), ParameterError, "max_rows"),
     (dict(privacy_unit=None, max_rows=3), ParameterError, "max_rows applies only with privacy_unit"),

@@ -45,7 +45,7 @@ from .._kernels.reduce import DyadicSum, Part
 from .._kernels.rows import row_norm_violations
 from . import numpy_engine
 from .kinds import is_lazy
-from .units import Bounded, Units, take_units
+from .units import Bounded, Units, relation_of, take_units
 
 __all__ = [
     "Bounded",
@@ -61,6 +61,7 @@ __all__ = [
     "grid_gram",
     "is_lazy",
     "reduce_rows",
+    "relation_of",
     "take_units",
     "validate_rows",
 ]

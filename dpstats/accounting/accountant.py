@@ -21,11 +21,13 @@ from ..exceptions import (
 from .compose import RULES, Composition
 from .events import ApproxDP, Event, PureDP
 from .ledger import (
+    RELATIONS,
     LedgerEntry,
     NoiseStatement,
     ParallelRecord,
     Record,
-    composition_items,
+    check_block_entry,
+    entered_order,
     entries_from_json,
     entries_to_json,
     flat_entries,
@@ -121,6 +123,7 @@ class Accountant:
         self.allow_unproven = allow_unproven
         self._records: list[Record] = []
         self._open: set[int] = set()  # indices of the parallel blocks not yet closed
+        self._entered: list[int] = []  # indices of the records in the order they entered the running total
         self._running = Composition.of(self.composition, self.delta, self.slack)
         self._lock = threading.RLock()
         self.ledger_file = None if ledger_file is None else Path(ledger_file).resolve()
@@ -176,9 +179,11 @@ class Accountant:
 
     def composition_items(self) -> list:
         """The ledger as the composition rules take it: events and :class:`~dpstats.accounting.Parallel` blocks,
-        oldest first (re-read from the shared ledger file, if any)."""
+        in the order they entered the running total (a block when it closed), then the open blocks (re-read from
+        the shared ledger file, if any). ``compose(acc.composition_items(), acc.composition, acc.delta)`` is
+        :attr:`spent`, to the last bit (:mod:`dpstats.accounting.compose`, "Running totals")."""
         with self._synced():
-            return composition_items(self._records)
+            return [item for index in self._entered for item in _items(self._records[index])] + self._open_items()
 
     def composed_with(self, events) -> tuple[float, float]:
         """The total (ε, δ) if releases made of ``events`` (events or :class:`~dpstats.accounting.Parallel`
@@ -187,7 +192,7 @@ class Accountant:
             return self._running.total([*self._open_items(), *events])
 
     def _open_items(self) -> list:
-        return [self._records[b].item() for b in sorted(self._open)]
+        return [item for b in sorted(self._open) for item in self._records[b].items()]
 
     # ------------------------------------------------------------------ spending
 
@@ -201,9 +206,12 @@ class Accountant:
         with self._synced():
             self._admit(entry, None)
 
-    def spend(self, epsilon: float, delta: float = 0.0, *, mechanism: str = "", note: str = "") -> None:
-        """Record a release of (ε, δ) known by nothing else, after checking it fits."""
-        self.record(mechanism, [_generic_event(epsilon, delta)], note=note)
+    def spend(
+        self, epsilon: float, delta: float = 0.0, *, mechanism: str = "", note: str = "", relation: str | None = None
+    ) -> None:
+        """Record a release of (ε, δ) known by nothing else, after checking it fits (``relation``: as in
+        :meth:`record`)."""
+        self.record(mechanism, [_generic_event(epsilon, delta)], note=note, relation=relation)
 
     def record(
         self,
@@ -213,13 +221,18 @@ class Accountant:
         note: str = "",
         proven: bool = True,
         noise=(),
+        relation: str | None = None,
         _slot: tuple[int, int] | None = None,
     ) -> LedgerEntry:
         """Check, then record, a release made of ``events``; returns its ledger entry.
 
         ``noise`` holds the release's :class:`~dpstats.accounting.ledger.NoiseStatement` (or several, one per
-        noise added): its noise and error in the units of the release, shown in the ledger. Raises
-        :class:`BudgetExceededError` (or :class:`UnprovenGuaranteeError`) and records nothing if it does not fit.
+        noise added): its noise and error in the units of the release, shown in the ledger. ``relation`` is the
+        neighbouring relation the release protects: ``"row"`` (replace one row) or ``"unit"`` (replace all rows
+        of one privacy unit); a branch of a parallel block takes only releases of the block's relation
+        (:meth:`parallel`). Each event's (ε, δ) must be a guarantee of its noise
+        (:func:`~dpstats.accounting.events.check_label`; ParameterError). Raises :class:`BudgetExceededError` (or
+        :class:`UnprovenGuaranteeError`) and records nothing if it does not fit.
         """
         events = tuple(events)
         if not events or not all(isinstance(e, Event) for e in events):
@@ -227,7 +240,7 @@ class Accountant:
         noise = (noise,) if isinstance(noise, NoiseStatement) else tuple(noise)
         if not all(isinstance(s, NoiseStatement) for s in noise):
             raise ParameterError("noise must be a NoiseStatement or a sequence of them")
-        entry = LedgerEntry.of(mechanism, events, note=note, proven=proven, noise=noise)
+        entry = LedgerEntry.of(mechanism, events, note=note, proven=proven, noise=noise, relation=relation)
         change = {"entry": entry.to_dict()}
         if _slot is not None:
             change.update(block=_slot[0], part=_slot[1])
@@ -243,16 +256,23 @@ class Accountant:
                 "the accountant refuses it. Use the mechanism's proven default, or create the accountant with "
                 "allow_unproven=True to record it as UNPROVEN. Nothing was released."
             )
-        if slot is not None and slot[0] not in self._open:
-            raise ParameterError("this parallel block is closed; open a new one with Accountant.parallel")
+        if slot is not None:
+            if slot[0] not in self._open:
+                raise ParameterError("this parallel block is closed; open a new one with Accountant.parallel")
+            _check_relation(entry, self._records[slot[0]])
         extra = self._candidate(entry, slot)
         if self._running.fits(self.epsilon, extra):
             return
-        eps, delta = self._running.total(extra)
+        floor = self._running.floor(extra)
+        if floor > self.epsilon:  # known without composing (the release alone is over the budget)
+            total = f"at least epsilon={floor:.6g} (this release's own epsilon at the budget's delta)"
+        else:
+            eps, delta = self._running.total(extra)
+            total = f"(epsilon={eps:.6g}, delta={delta:.3g})"
         before_eps, before_delta = self._running.total(self._open_items())
         raise BudgetExceededError(
             f"{entry.mechanism or 'this release'} (epsilon={entry.epsilon:g}, delta={entry.delta:g}) would bring "
-            f"the total to (epsilon={eps:.6g}, delta={delta:.3g}) under {self.composition!r} composition, over "
+            f"the total to {total} under {self.composition!r} composition, over "
             f"the budget (epsilon={self.epsilon:g}, delta={self.delta:g}); spent so far (epsilon="
             f"{before_eps:.6g}, delta={before_delta:.3g}). Nothing was released. (To divide a budget into "
             "equal shares that fit exactly, use Accountant.split or Accountant.calibrate.)"
@@ -266,11 +286,7 @@ class Accountant:
         items = []
         for b in sorted(self._open):
             record = self._records[b]
-            if b == block:
-                parts = [list(p) for p in record.parts]
-                parts[part].append(entry)
-                record = ParallelRecord(parts)
-            items.append(record.item())
+            items += (record.with_entry(part, entry) if b == block else record).items()
         return items
 
     def refuse(self, mechanism: str, reason: str) -> None:
@@ -293,56 +309,70 @@ class Accountant:
             if "block" not in change:
                 _expect_keys(change, {"entry"})
                 self._records.append(entry)
+                self._entered.append(len(self._records) - 1)
                 return list(entry.events)
             _expect_keys(change, {"entry", "block", "part"})
             block, part = change["block"], change["part"]
             if block not in self._open or not _index(part, len(self._records[block].parts)):
                 raise ParameterError(f"no open parallel block {block!r} with a part {part!r}")
+            check_block_entry(self._records[block], entry)
             self._records[block].parts[part].append(entry)
             return []
         if "parallel" in change:
-            _expect_keys(change, {"parallel"})
-            parts = change["parallel"]
+            _expect_keys(change, {"parallel", "by"} if "by" in change else {"parallel"})  # no "by": a row block
+            parts, by = change["parallel"], change.get("by", "row")
             if not _index(parts, math.inf) or parts < 1:
                 raise ParameterError(f"a parallel block needs an integer number of parts >= 1; got {parts!r}")
-            self._records.append(ParallelRecord([[] for _ in range(parts)]))
+            if by not in RELATIONS:
+                raise ParameterError(f"a parallel block is split by one of {RELATIONS}; got {by!r}")
+            self._records.append(ParallelRecord([[] for _ in range(parts)], by=by))
             self._open.add(len(self._records) - 1)
             return []
         _expect_keys(change, {"close"})
         block = change["close"]
         if block not in self._open:
             raise ParameterError(f"no open parallel block {block!r} to close")
-        self._records[block].closed = True
+        record = self._records[block]
+        record.closed, record.entered = True, len(self._entered)
         self._open.discard(block)
-        return [self._records[block].item()]
+        self._entered.append(block)
+        return record.items()
 
     def _load(self, records: list[Record]) -> None:
-        """Take over ``records`` (a ledger read from JSON), composing them in one go."""
-        items = []
-        for index, record in enumerate(records):
-            if isinstance(record, ParallelRecord) and not record.closed:
-                self._open.add(index)
-            elif isinstance(record, ParallelRecord):
-                items.append(record.item())
-            else:
-                items.extend(record.events)
+        """Take over ``records`` (a ledger read from JSON), composing them in one go, in the order they entered
+        the total of the accountant that wrote them (so that the total is the same, to the last bit)."""
         self._records = list(records)
-        self._running.add(items)
+        self._entered = entered_order(self._records)
+        self._open = {i for i, r in enumerate(self._records) if isinstance(r, ParallelRecord) and not r.closed}
+        for position, index in enumerate(self._entered):
+            if isinstance(self._records[index], ParallelRecord):
+                self._records[index].entered = position
+        self._running.add([item for index in self._entered for item in _items(self._records[index])])
 
     # ------------------------------------------------------------------ parallel composition
 
-    def parallel(self, parts: int) -> ParallelBlock:
-        """A block of ``parts`` branches for releases on disjoint parts of the rows.
+    def parallel(self, parts: int, *, by: str = "row") -> ParallelBlock:
+        """A block of ``parts`` branches for releases on disjoint parts of the data.
 
-        Split the rows by a public rule on their positions (for example
-        ``numpy.array_split(range(n), parts)``), so that every part's size is
-        public and replacing one row changes one part only; then pass
-        ``block[i]`` as the ``accountant`` of every release computed on part i.
-        The block costs what its most expensive part costs
-        (:mod:`dpstats.accounting.compose`, "Parallel composition"). Splitting by
-        the rows' *contents* (a group-by) is not covered: a replaced row can
-        move from one group to another and change both, and the groups' sizes
-        are then not public.
+        Parallel composition needs that replacing one neighbour changes one part only. The neighbour is what the
+        releases protect, so a block is split by one of two relations, ``by``:
+
+        ``"row"`` (releases without a privacy unit)
+            Split the rows by a public rule on their positions (for example
+            ``numpy.array_split(range(n), parts)``), so that every part's size is public and replacing one row
+            changes one part only. Splitting by the rows' *contents* (a group-by) is not covered: a replaced row
+            can move from one group to another and change both, and the groups' sizes are then not public.
+        ``"unit"`` (releases with ``privacy_unit=``)
+            The neighbour is a whole unit (a person): all of its rows may change. Split by a public function of
+            the unit's identifier alone, so that all rows of each unit are in one part, for example a keyed hash
+            of the identifier modulo ``parts``. A split by row positions is not covered: a person with rows in
+            several parts changes every one of them, and the parts then compose in sequence.
+
+        Pass ``block[i]`` as the ``accountant`` of every release computed on part i. The block costs what its most
+        expensive part costs (:mod:`dpstats.accounting.compose`, "Parallel composition"). A branch takes only
+        releases of the block's relation: a release with a privacy unit on a row block (or without one on a unit
+        block) raises a :class:`~dpstats.exceptions.ParameterError` before anything is released, as does a spend
+        by hand that does not state its ``relation``.
 
         Examples
         --------
@@ -355,11 +385,26 @@ class Accountant:
         ...              for branch, rows in zip(block, np.array_split(np.arange(90), 3))]
         >>> acc.spent
         (1.0, 0.0)
+
+        By person: each person's rows all go to the part their identifier hashes to.
+
+        >>> import hashlib
+        >>> people = np.repeat(np.arange(30), 3)  # 30 people, 3 rows each
+        >>> def part_of(person, key=b"chosen without looking at the data"):
+        ...     return hashlib.blake2b(str(person).encode(), key=key).digest()[0] % 3
+        >>> parts = np.array([part_of(p) for p in people])
+        >>> acc = dps.Accountant(1.0, 0.0, composition="basic")
+        >>> with acc.parallel(3, by="unit") as block:
+        ...     means = [dps.mean(x[parts == i], 1.0, bounds=(0, 1), privacy_unit=people[parts == i], max_rows=3,
+        ...                       rng=0, accountant=block[i]) for i in range(3)]
+        >>> round(acc.spent[0], 6)  # the most expensive part (a unit-level mean charges a little under its ε)
+        1.0
         """
         if not isinstance(parts, numbers.Integral) or isinstance(parts, bool) or parts < 1:
             raise ParameterError(f"parts must be an integer >= 1; got {parts!r}")
+        by = check_choice(by, "by", RELATIONS)
         with self._synced(write=True) as fd:
-            self._commit(fd, {"parallel": int(parts)})
+            self._commit(fd, {"parallel": int(parts), "by": by})
             return ParallelBlock(self, len(self._records) - 1, int(parts))
 
     def _close_block(self, block: int) -> None:
@@ -482,6 +527,41 @@ class Accountant:
         return "\n".join([repr(self), *format_table(self.ledger)])
 
 
+def _items(record: Record) -> list:
+    """The composition items of one record: an entry's events, or a block's (:meth:`ParallelRecord.items`)."""
+    return record.items() if isinstance(record, ParallelRecord) else list(record.events)
+
+
+def _check_relation(entry: LedgerEntry, block: ParallelRecord) -> None:
+    """Refuse a release on a branch of ``block`` whose neighbouring relation is not the block's (ParameterError
+    that says what to do; nothing has been recorded or released)."""
+    name = entry.mechanism or "this release"
+    if entry.relation == block.by:
+        return
+    if entry.relation is None:
+        raise ParameterError(
+            f"{name} does not state its neighbouring relation, and a parallel block (split by {block.by!r}) takes "
+            f"only releases of its own relation: pass relation={block.by!r} to record or spend if the release "
+            f"protects {'one row' if block.by == 'row' else 'a whole privacy unit'}, or make it outside the block. "
+            "Nothing was released."
+        )
+    if entry.relation == "unit":
+        raise ParameterError(
+            f"{name} protects a privacy unit (all rows of one unit), but this parallel block was opened for parts of "
+            "the rows (Accountant.parallel(k)): a unit with rows in several parts changes every one of them, so the "
+            "parts would compose in sequence, not in parallel. Open the block with Accountant.parallel(k, "
+            "by='unit') and split by a public function of the unit's identifier alone (for example a keyed hash of "
+            "the identifier modulo k), so that all rows of each unit fall in one part; or make the releases outside "
+            "a block. Nothing was released."
+        )
+    raise ParameterError(
+        f"{name} protects one row (it has no privacy_unit), but this parallel block was opened for privacy units "
+        "(by='unit'): a release that protects one row says nothing about a whole unit. Pass privacy_unit= (and "
+        "max_rows=) to the release, or open a block by rows for row-level releases (Accountant.parallel(k)). "
+        "Nothing was released."
+    )
+
+
 def _expect_keys(change: dict, keys: set) -> None:
     if set(change) != keys:
         raise ParameterError(f"a change with {sorted(keys)} has the fields {sorted(change)}")
@@ -535,13 +615,17 @@ class _Branch:
     def __init__(self, accountant: Accountant, block: int, part: int) -> None:
         self._accountant, self._block, self._part = accountant, block, part
 
-    def record(self, mechanism: str, events, *, note: str = "", proven: bool = True, noise=()) -> LedgerEntry:
+    def record(
+        self, mechanism: str, events, *, note: str = "", proven: bool = True, noise=(), relation: str | None = None
+    ) -> LedgerEntry:
         return self._accountant.record(
-            mechanism, events, note=note, proven=proven, noise=noise, _slot=(self._block, self._part)
+            mechanism, events, note=note, proven=proven, noise=noise, relation=relation, _slot=(self._block, self._part)
         )
 
-    def spend(self, epsilon: float, delta: float = 0.0, *, mechanism: str = "", note: str = "") -> None:
-        self.record(mechanism, [_generic_event(epsilon, delta)], note=note)
+    def spend(
+        self, epsilon: float, delta: float = 0.0, *, mechanism: str = "", note: str = "", relation: str | None = None
+    ) -> None:
+        self.record(mechanism, [_generic_event(epsilon, delta)], note=note, relation=relation)
 
     def refuse(self, mechanism: str, reason: str) -> None:
         self._accountant.refuse(mechanism, reason)
@@ -585,10 +669,23 @@ def check_accountant(accountant):
     return accountant
 
 
-def charge(accountant, mechanism: str, events, *, note: str = "", proven: bool = True, noise=()) -> None:
+def charge(
+    accountant,
+    mechanism: str,
+    events,
+    *,
+    relation: str | None = None,
+    note: str = "",
+    proven: bool = True,
+    noise=(),
+) -> None:
     """Record a release on ``accountant`` (if any); mechanisms call this after validating, before drawing noise.
 
-    ``noise``: the release's noise in its own units (a :class:`~dpstats.accounting.ledger.NoiseStatement`, from
-    :meth:`dpstats.noise.release.Noise.statement`, or several), shown in the ledger."""
+    ``relation``: the neighbouring relation the release protects, ``"row"`` without a privacy unit and ``"unit"``
+    with one (``Bounded.relation`` of :mod:`dpstats._engine`, or ``relation_of(units)``). Every mechanism states
+    it: a release that does not (None) is refused on a branch of a parallel block, which needs it
+    (:meth:`Accountant.parallel`). ``noise``: the release's noise in its own units (a
+    :class:`~dpstats.accounting.ledger.NoiseStatement`, from :meth:`dpstats.noise.release.Noise.statement`, or
+    several), shown in the ledger."""
     if check_accountant(accountant) is not None:
-        accountant.record(mechanism, events, note=note, proven=proven, noise=noise)
+        accountant.record(mechanism, events, note=note, proven=proven, noise=noise, relation=relation)

@@ -46,6 +46,15 @@ ledger again, and :meth:`Composition.total` reads the total. Both cost the same
 at the ten-thousandth release as at the tenth, but for the PLD, whose support
 grows with the ledger (see :mod:`dpstats.accounting.pld`).
 
+*One total, however it was reached.* Every state is a function of the sequence
+of items added, not of how they were batched or when the total was read: the
+sums are exact (rational), and the PLD is grouped canonically
+(:mod:`dpstats.accounting.pld`). So the total of a running accountant is, to the
+last bit, the total of the same items composed from scratch (``compose``): a
+ledger accepted within its budget is within it when another process reopens its
+file or :meth:`dpstats.Accountant.from_json` reads its export (which records the
+order in which parallel blocks closed, for this).
+
 :meth:`Composition.fits` decides whether more releases fit a budget, without
 adding them. Under ``"pld"`` the reported ε is the smallest of three
 statements that each hold for the whole ledger at the budget's δ: the PLD's,
@@ -58,12 +67,22 @@ read afterwards would not cover. Far from the budget the zCDP or basic
 statement (constant time) accepts; near it, where both exceed the budget, the
 PLD decides, and whenever the total is read.
 
+*Refusing without composing.* Every event has a floor
+(:meth:`~dpstats.accounting.events.Event.epsilon_floor`): a lower bound on the ε
+at δ of its privacy-loss distribution, so on the PLD statement of any ledger
+that contains it. When the zCDP and basic statements exceed the budget and a
+new event's floor does too, all three statements do, and the release is refused
+without building its distribution (which for ε = 2000 holds 4·10⁷ points).
+
 Parallel composition
 --------------------
-A :class:`Parallel` block holds releases made on disjoint parts of the rows,
-split by a public rule on the row positions (so every part's size is public).
-Replacing one row changes one part only, so the block costs what its most
-expensive part costs. Under ``"basic"``, ``"advanced"`` and ``"zcdp"`` that is
+A :class:`Parallel` block holds releases made on disjoint parts of the data,
+split so that replacing one neighbour changes one part only: by a public rule on
+the row positions for releases that protect a row, by a public function of the
+privacy unit's identifier for releases that protect a unit (the ledger enforces
+that a block holds releases of its own relation only,
+:mod:`dpstats.accounting.ledger`). So the block costs what its most expensive
+part costs. Under ``"basic"``, ``"advanced"`` and ``"zcdp"`` that is
 the maximum over the parts (per coordinate of (ε, δ), or of (ρ, δ)). Under
 ``"pld"`` a part whose composed loss distribution dominates every other's
 stands for the block: identical parts, or, for Gaussian-only parts, one
@@ -94,8 +113,8 @@ RULES = ("pld", "zcdp", "advanced", "basic")
 
 @dataclass(frozen=True)
 class Parallel:
-    """Releases on disjoint parts of the rows (split by a public rule on row positions): one tuple of events per
-    part."""
+    """Releases on disjoint parts of the data, split so that replacing one neighbour changes one part only (the
+    module docstring, "Parallel composition"): one tuple of events per part."""
 
     parts: tuple[tuple[Event, ...], ...]
 
@@ -167,6 +186,11 @@ class Composition:
         """Whether the total with ``extra`` added is within (``epsilon``, ``budget_delta``) (nothing is kept)."""
         eps, delta = self.total(extra)
         return eps <= epsilon and delta <= self.budget_delta
+
+    def floor(self, extra: Sequence[Item] = ()) -> float:
+        """A lower bound on the ε of the total with ``extra`` added, known without composing (0 where the total
+        itself is cheap)."""
+        return 0.0
 
     # Each level of the class hierarchy computes its increments from items (pure), applies them (assignments
     # only), and evaluates a total from its state plus increments: `add` is all or nothing.
@@ -289,9 +313,20 @@ class PldComposition(ZcdpComposition):
         delta = self._pld_delta(failure)
         if delta < 0 or math.isinf(self._inverse_square + inverse):
             return False
+        if self._floor(events) > epsilon:  # the PLD statement is over the budget too (module docstring)
+            return False
         if self._gaussian_only and gaussian_only:
             return self._pld_epsilon(increments[1]) <= epsilon
         return self._pld.fits(epsilon, delta, events)
+
+    def floor(self, extra: Sequence[Item] = ()) -> float:
+        """min(the zCDP or basic statement, the largest floor of the events ``extra`` adds to the PLD): the total
+        is the smallest of the statements, and the PLD's is at least that floor (module docstring)."""
+        increments = self._increments(list(extra))
+        return min(super()._evaluate(increments[0])[0], self._floor(increments[1][0]))
+
+    def _floor(self, events: Sequence[Event]) -> float:
+        return max((e.epsilon_floor(self.budget_delta) for e in events), default=0.0)
 
     def _pld_delta(self, failure: Fraction) -> float:
         return self.budget_delta - float_up(self._failure + failure)

@@ -18,24 +18,58 @@ Every event is a frozen dataclass that round-trips through :meth:`Event.to_dict`
 :meth:`dpstats.Accountant.to_json` holds every parameter another tool needs to
 recompute the guarantee.
 
-Neighbouring datasets differ by replacing one row throughout; each event's
-``sensitivity`` is for that relation.
+Each event's ``sensitivity`` is for the neighbouring relation of the release that charged it (replace one row,
+or replace all rows of one privacy unit); the ledger entry records which
+(:class:`~dpstats.accounting.LedgerEntry`, ``relation``).
+
+Labels and noise
+----------------
+An event's (ε, δ) label must be a guarantee of its noise: basic and advanced composition add the labels up, and the
+other rules take the basic statement when it is smaller, so a label below what the noise gives would under-charge.
+:func:`check_label` checks it, for every event recorded (:meth:`dpstats.Accountant.record`) and every event read
+back (:func:`event_from_dict`):
+
+* Laplace: ε >= Δ₁/b (the exact quotient), δ = 0;
+* Gaussian: the Gaussian mechanism with the event's combined multiplier μ = σ_eff/(Δ₂√repeat) is
+  (ε, δ − failure)-DP by the exact condition of Balle & Wang (2018, Theorem 8), evaluated with 60 digits
+  (:func:`~dpstats.accounting.gaussian.exact_gaussian_privacy_gap`); ``failure`` <= δ; a Gaussian without noise
+  (σ_eff = 0) on a query that can move holds no finite ε;
+* exponential mechanism and plain ε-DP: δ = 0 (their ε is their definition).
+
+The check allows a label to fall short by a relative :data:`LABEL_SLACK` = 2⁻²⁹ (2e-9) at most, in ε for Laplace
+noise and in the multiplier for Gaussian noise, and refuses anything more. That covers the rounding of the float
+operations that produce either side (the multiplier of a repeated Gaussian is a float product; a label from an
+older dpstats may be a quotient rounded to nearest) and the events recorded for noise calibrated after the charge
+(``low_rank``'s projection: its multiplier is recorded 2⁻³⁰ below the noise added, so that the rules that read the
+noise never credit more than was added, and its label is that of the noise added).
+
+A lower bound on ε
+------------------
+:meth:`Event.epsilon_floor` is a lower bound on the ε at δ of the distribution :meth:`Event.pld` returns, and so on
+the ε of any composition that contains the release (a composition is at least as revealing as each of its parts).
+An accountant refuses a release whose floor exceeds its budget without building its privacy-loss distribution,
+which for a large ε holds millions of points.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import numbers
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, ClassVar
 
+from .._rounding import float_up
 from ..exceptions import ParameterError
-from .gaussian import dominating_sigma
+from .gaussian import dominating_sigma, exact_gaussian_privacy_gap, gaussian_privacy_gap
 
 __all__ = [
     "ApproxDP",
     "Event",
+    "LABEL_SLACK",
+    "check_label",
     "Exponential",
     "Gaussian",
     "Laplace",
@@ -85,6 +119,17 @@ class Event:
         return pld.from_privacy_parameters(
             _dp_parameters(self.epsilon, self.delta), value_discretization_interval=discretization
         )
+
+    def epsilon_floor(self, delta: float) -> float:
+        """A lower bound on ε at ``delta`` of the distribution :meth:`pld` returns (module docstring).
+
+        The default, for the worst-case pair of an (ε₀, δ₀)-DP release (privacy loss ε₀ with probability
+        (1 − δ₀)e^ε₀/(1 + e^ε₀), −ε₀ with the rest, δ₀ at infinity): its hockey-stick divergence is
+        δ(ε) = δ₀ + (1 − δ₀)(1 − e^{ε−ε₀}) e^ε₀/(1 + e^ε₀) for ε < ε₀, so δ(ε) <= δ needs
+        1 − e^{ε−ε₀} <= (δ − δ₀)(1 + e^{−ε₀})/(1 − δ₀) <= 2δ, that is ε >= ε₀ + ln(1 − 2δ) (and no finite ε
+        when δ < δ₀). Pessimistic discretisation only raises the distribution's ε.
+        """
+        return _pure_floor(self.epsilon, delta)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form: ``{"type": kind, field: value, ...}``."""
@@ -151,9 +196,10 @@ class Laplace(Event):
 
     @classmethod
     def calibrated(cls, scale: float, sensitivity: float, *, discrete: bool = False, coordinates: int = 1) -> Laplace:
-        """The event of Laplace(``scale``) noise on a query of L1 sensitivity ``sensitivity``."""
+        """The event of Laplace(``scale``) noise on a query of L1 sensitivity ``sensitivity``: ε = Δ₁/b, the
+        exact quotient rounded up."""
         return cls(
-            epsilon=sensitivity / scale,
+            epsilon=float_up(Fraction(sensitivity) / Fraction(scale)),
             scale=scale,
             sensitivity=sensitivity,
             discrete=discrete,
@@ -172,6 +218,15 @@ class Laplace(Event):
         return pld.from_laplace_mechanism(
             self.scale, sensitivity=self.sensitivity, value_discretization_interval=discretization
         )
+
+    def epsilon_floor(self, delta: float) -> float:
+        """For one coordinate, ε₀ = Δ₁/b + ln(1 − 2δ): with f(D) = 0, f(D′) = Δ₁ and S = {y >= Δ₁}, continuous
+        or discrete Laplace noise Z gives P_D′(S) = P(Z >= 0) >= 1/2 and P_D(S) = P(Z >= Δ₁) = e^{−Δ₁/b} P(Z >= 0)
+        (for the discrete one, Δ₁ an integer), so δ(ε) >= P_D′(S) − e^ε P_D(S) exceeds δ unless
+        ε >= Δ₁/b + ln(1 − δ/P(Z >= 0)) >= Δ₁/b + ln(1 − 2δ). Several coordinates: the default."""
+        if self.coordinates != 1:
+            return super().epsilon_floor(delta)
+        return _pure_floor(self.sensitivity / self.scale, delta)
 
     def describe(self) -> str:
         kind = "discrete Laplace" if self.discrete else "Laplace"
@@ -234,6 +289,17 @@ class Gaussian(Event):
             self.combined_multiplier, sensitivity=1.0, value_discretization_interval=discretization
         )
 
+    def epsilon_floor(self, delta: float) -> float:
+        """1/(2μ²) when μ/√(2π) < 1/2 − δ (μ the combined multiplier), else 0: at ε = 1/(2μ²) Balle & Wang's
+        δ(ε) = Φ(1/(2μ) − εμ) − e^ε Φ(−1/(2μ) − εμ) is Φ(0) − e^{1/(2μ²)} Φ(−1/μ) >= 1/2 − μ/√(2π) (Mills' ratio,
+        Φ(−x) <= φ(x)/x), which exceeds δ; δ(ε) decreases in ε, so every ε with δ(ε) <= δ is larger."""
+        multiplier = self.combined_multiplier
+        if multiplier == 0:
+            return math.inf
+        if math.isinf(multiplier) or multiplier / math.sqrt(2.0 * math.pi) >= 0.5 - delta:
+            return 0.0
+        return 0.5 / multiplier**2
+
     def describe(self) -> str:
         kind = "discrete Gaussian" if self.discrete else "Gaussian"
         times = f" x{self.repeat}" if self.repeat != 1 else ""
@@ -242,11 +308,74 @@ class Gaussian(Event):
 
 _KINDS: dict[str, type[Event]] = {cls.kind: cls for cls in (PureDP, ApproxDP, Exponential, Laplace, Gaussian)}
 
+#: How far below what its noise gives an event's label may be, relatively (module docstring, "Labels and noise").
+LABEL_SLACK = 2.0**-29
+
+
+def _pure_floor(epsilon: float, delta: float) -> float:
+    """max(0, ε₀ + ln(1 − 2δ)): the floor of a pure ε₀-DP release (0 for δ >= 1/2)."""
+    if delta >= 0.5:
+        return 0.0
+    return max(0.0, epsilon + math.log1p(-2.0 * delta))
+
+
+def check_label(event: Event) -> Event:
+    """Return ``event`` if its (ε, δ) label is a guarantee of its noise (module docstring, "Labels and noise");
+    raise a ParameterError that says what the noise gives otherwise."""
+    problem = _label_problem(event)
+    if problem is not None:
+        raise ParameterError(f"privacy event {event.kind!r}: {problem}")
+    return event
+
+
+@functools.lru_cache(maxsize=4096)
+def _label_problem(event: Event) -> str | None:
+    """What is wrong with ``event``'s label, or None (cached: a ledger repeats its events)."""
+    if isinstance(event, Laplace | Exponential | PureDP) and event.delta != 0:
+        return f"a pure release has delta 0; got delta={event.delta!r}"
+    if isinstance(event, Laplace):
+        noise = Fraction(event.sensitivity) / Fraction(event.scale)
+        if Fraction(event.epsilon) * (1 + Fraction(LABEL_SLACK)) < noise:
+            return (
+                f"epsilon={event.epsilon!r} is below what its noise gives: Laplace scale {event.scale!r} on a "
+                f"sensitivity of {event.sensitivity!r} is {float(noise)!r}-DP"
+            )
+    if isinstance(event, Gaussian):
+        return _gaussian_label_problem(event)
+    return None
+
+
+def _gaussian_label_problem(event: Gaussian) -> str | None:
+    if event.failure > event.delta:
+        return f"failure={event.failure!r} exceeds delta={event.delta!r} (failure is part of delta)"
+    multiplier = event.combined_multiplier
+    if math.isinf(multiplier):  # sensitivity 0: the release reveals nothing
+        return None
+    what = f"its noise, a Gaussian of multiplier sigma/Delta = {multiplier!r}"
+    if multiplier == 0:
+        return f"{what} (no noise), holds no finite epsilon; it is labelled epsilon={event.epsilon!r}"
+    budget = Fraction(event.delta) - Fraction(event.failure)
+    lenient = multiplier * (1.0 + LABEL_SLACK)
+    if budget > 0 and gaussian_privacy_gap(lenient, 1.0, event.epsilon) <= float(budget) * (1.0 - 1e-6):
+        return None  # clear of the boundary: the float gap is accurate far beyond this margin
+    import mpmath
+
+    exact = exact_gaussian_privacy_gap(lenient, 1.0, event.epsilon)
+    with mpmath.workdps(60):
+        holds = exact <= mpmath.mpf(event.delta) - mpmath.mpf(event.failure)
+    if holds:
+        return None
+    return (
+        f"(epsilon={event.epsilon!r}, delta={event.delta!r}) is not a guarantee of {what}: at this epsilon it "
+        f"needs delta >= {float(exact) + event.failure:.6g}"
+    )
+
 
 def event_from_dict(data: dict[str, Any]) -> Event:
     """Rebuild an event from :meth:`Event.to_dict` output, checking every value (a ledger read back from a file or
     from JSON may have been edited): its type and fields must be known, every number finite, ε >= 0,
-    0 <= δ < 1, scales and σ > 0, sensitivities >= 0, counts integers >= 1."""
+    0 <= δ < 1, scales and σ > 0, sensitivities >= 0, counts integers >= 1, and its (ε, δ) label a guarantee of
+    its noise (:func:`check_label`)."""
     if not isinstance(data, dict):
         raise ParameterError(f"a privacy event must be a JSON object; got {data!r}")
     fields = dict(data)
@@ -262,7 +391,7 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     if missing:
         raise ParameterError(f"privacy event {kind!r} lacks the field(s) {missing}")
     checked = {name: _checked_field(kind, name, allowed[name].type, value) for name, value in fields.items()}
-    return cls(**checked)
+    return check_label(cls(**checked))
 
 
 #: The allowed range of each numeric field read back: (lowest, inclusive?, highest, inclusive?).

@@ -1,7 +1,22 @@
-"""The ledger: what was released, with which events and which noise, exported to JSON and printed as a table."""
+"""The ledger: what was released, with which events and which noise, exported to JSON and printed as a table.
+
+Neighbouring relations
+----------------------
+Each entry records the neighbouring relation its release protects (``relation``): ``"row"`` (replace one row;
+the release was made without a privacy unit) or ``"unit"`` (replace all rows of one privacy unit). Every mechanism
+states it when it charges (:func:`dpstats.accounting.charge`); an entry without it (``None``: a spend recorded
+by hand, or a ledger written before relations were recorded) is a release of unknown relation.
+
+A parallel block (:meth:`dpstats.Accountant.parallel`) is opened for one relation (``by``): parts that are a
+public function of the row positions (``"row"``), or of the privacy unit's identifier alone (``"unit"``), so that
+replacing one neighbour changes one part. Parallel composition holds only for the releases of the block's own
+relation: a block takes no release of another or of unknown relation, and when such a release is read back from an
+older ledger it is composed in sequence with the block (:meth:`ParallelRecord.items`), never in parallel.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import numbers
@@ -12,10 +27,13 @@ from typing import Any
 from .._rounding import float_up
 from ..exceptions import ParameterError
 from .compose import Parallel
-from .events import Event, event_from_dict
+from .events import Event, check_label, event_from_dict
 
 __all__ = [
     "FORMAT",
+    "RELATIONS",
+    "check_block_entry",
+    "entered_order",
     "LedgerEntry",
     "NoiseStatement",
     "ParallelRecord",
@@ -25,6 +43,9 @@ __all__ = [
 ]
 
 FORMAT = "dpstats-ledger/1"
+
+#: The neighbouring relations a release can state (module docstring).
+RELATIONS = ("row", "unit")
 
 
 @dataclass(frozen=True)
@@ -118,6 +139,9 @@ class LedgerEntry:
     noise : tuple of NoiseStatement
         The noise in the units of the release and its 95 % error interval, one per noise added (empty for
         releases that add no noise to a statistic, such as the exponential mechanism).
+    relation : {"row", "unit"} or None
+        The neighbouring relation the release protects (module docstring): ``"unit"`` for a release with a
+        privacy unit, ``"row"`` without one, None when not stated.
     """
 
     mechanism: str
@@ -128,13 +152,18 @@ class LedgerEntry:
     proven: bool = True
     part: str = ""
     noise: tuple[NoiseStatement, ...] = ()
+    relation: str | None = None
 
     @classmethod
-    def of(cls, mechanism: str, events, *, note: str = "", proven: bool = True, noise=()) -> LedgerEntry:
-        """An entry whose (ε, δ) is the exact sum over ``events``, rounded up."""
-        events = tuple(events)
+    def of(
+        cls, mechanism: str, events, *, note: str = "", proven: bool = True, noise=(), relation: str | None = None
+    ) -> LedgerEntry:
+        """An entry whose (ε, δ) is the exact sum over ``events``, rounded up; each event's label is checked
+        against its noise (:func:`~dpstats.accounting.events.check_label`) and ``relation`` against
+        :data:`RELATIONS` (ParameterError)."""
+        events = tuple(check_label(e) for e in events)
         epsilon, delta = _sums(events)
-        return cls(mechanism, epsilon, delta, note, events, proven, "", tuple(noise))
+        return cls(mechanism, epsilon, delta, note, events, proven, "", tuple(noise), _relation(relation))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form (``noise`` only when the entry has statements)."""
@@ -148,6 +177,8 @@ class LedgerEntry:
         }
         if self.noise:
             data["noise"] = [s.to_dict() for s in self.noise]
+        if self.relation is not None:
+            data["relation"] = self.relation
         return data
 
     @classmethod
@@ -161,10 +192,10 @@ class LedgerEntry:
 
     @classmethod
     def _checked(cls, data) -> LedgerEntry:
-        known = {"mechanism", "epsilon", "delta", "note", "proven", "events", "noise"}
+        known = {"mechanism", "epsilon", "delta", "note", "proven", "events", "noise", "relation"}
         if not isinstance(data, dict) or not {"mechanism", "epsilon", "delta", "events"} <= set(data) <= known:
             raise ParameterError(
-                f"an entry has the fields {sorted(known)} (note, proven, noise optional); got {data!r}"
+                f"an entry has the fields {sorted(known)} (note, proven, noise, relation optional); got {data!r}"
             )
         mechanism, note, proven = data["mechanism"], data.get("note", ""), data.get("proven", True)
         if not isinstance(mechanism, str) or not isinstance(note, str) or not isinstance(proven, bool):
@@ -182,7 +213,15 @@ class LedgerEntry:
         if not isinstance(noise, list):
             raise ParameterError(f"noise must be a list; got {noise!r}")
         statements = tuple(NoiseStatement.from_dict(s) for s in noise)
-        return cls(mechanism, epsilon, delta, note, events, proven, "", statements)
+        relation = _relation(data.get("relation"))
+        return cls(mechanism, epsilon, delta, note, events, proven, "", statements, relation)
+
+
+def _relation(relation) -> str | None:
+    """``relation`` if it is None or one of :data:`RELATIONS`; else a ParameterError."""
+    if relation is not None and relation not in RELATIONS:
+        raise ParameterError(f"relation must be one of {', '.join(map(repr, RELATIONS))} or None; got {relation!r}")
+    return relation
 
 
 def _sums(events) -> tuple[float, float]:
@@ -193,30 +232,50 @@ def _sums(events) -> tuple[float, float]:
 
 @dataclass
 class ParallelRecord:
-    """A parallel block: one list of entries per part of the rows."""
+    """A parallel block: one list of entries per part, the relation its parts are split by (``by``: ``"row"`` or
+    ``"unit"``), and, once closed, its position in the order in which records entered the running total
+    (``entered``; None while open, or for a block read from an older export)."""
 
     parts: list[list[LedgerEntry]] = field(default_factory=list)
     closed: bool = False
+    by: str = "row"
+    entered: int | None = None
 
-    def item(self) -> Parallel:
-        return Parallel(tuple(tuple(e for entry in part for e in entry.events) for part in self.parts))
+    def items(self) -> list:
+        """The block as composition items: one :class:`~dpstats.accounting.Parallel` of the releases of the
+        block's relation, then every release of another relation, on its own (module docstring)."""
+        covered = tuple(
+            tuple(e for entry in part if entry.relation == self.by for e in entry.events) for part in self.parts
+        )
+        others = [e for part in self.parts for entry in part if entry.relation != self.by for e in entry.events]
+        return ([Parallel(covered)] if any(covered) else []) + others
+
+    def with_entry(self, part: int, entry: LedgerEntry) -> ParallelRecord:
+        """A copy with ``entry`` added to ``part`` (the block as it would be if the entry were recorded)."""
+        parts = [list(p) for p in self.parts]
+        parts[part].append(entry)
+        return ParallelRecord(parts, self.closed, self.by, self.entered)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"parallel": [[entry.to_dict() for entry in part] for part in self.parts], "closed": self.closed}
+        parts = [[entry.to_dict() for entry in part] for part in self.parts]
+        data = {"parallel": parts, "closed": self.closed, "by": self.by}
+        if self.entered is not None:
+            data["entered"] = self.entered
+        return data
 
 
 Record = LedgerEntry | ParallelRecord
 
 
-def composition_items(records: list[Record]) -> list:
-    """The events and parallel blocks that the composition rules take."""
-    items: list = []
-    for record in records:
-        if isinstance(record, ParallelRecord):
-            items.append(record.item())
-        else:
-            items.extend(record.events)
-    return items
+def check_block_entry(block: ParallelRecord, entry: LedgerEntry) -> None:
+    """A ParameterError if ``entry``, read back from a ledger, cannot be a release of ``block``: one of another
+    stated relation is never recorded in a block (an entry of unknown relation, from an older ledger, is
+    composed in sequence, :meth:`ParallelRecord.items`)."""
+    if entry.relation is not None and entry.relation != block.by:
+        raise ParameterError(
+            f"a release with relation {entry.relation!r} in a parallel block split by {block.by!r} (a block takes "
+            "only releases of its own relation)"
+        )
 
 
 def entries_to_json(header: dict[str, Any], records: list[Record]) -> str:
@@ -246,16 +305,55 @@ def entries_from_json(text: str) -> tuple[dict[str, Any], list[Record]]:
     return data, records
 
 
+def entered_order(records: list[Record]) -> list[int]:
+    """The indices of ``records`` (read from JSON) in the order they entered the running total: entries where they
+    stand, a closed block at its ``entered`` position (where it stands if it has none), open blocks not at all.
+    ParameterError if two blocks claim one position or a position is out of range."""
+    order = [i for i, r in enumerate(records) if not isinstance(r, ParallelRecord) or (r.closed and r.entered is None)]
+    placed = sorted(
+        (r.entered, i) for i, r in enumerate(records) if isinstance(r, ParallelRecord) and r.entered is not None
+    )
+    total = len(order) + len(placed)
+    positions = [p for p, _ in placed]
+    if len(set(positions)) != len(positions) or any(p >= total for p in positions):
+        raise ParameterError(
+            f"the closed parallel blocks' positions {positions} are not distinct positions among the {total} records "
+            "that entered the total"
+        )
+    for position, index in placed:  # ascending: each position is free when its block is placed
+        order.insert(position, index)
+    return order
+
+
 def _parallel_from_dict(raw: dict, where: str) -> ParallelRecord:
     parts, closed = raw["parallel"], raw.get("closed", False)
-    if set(raw) - {"parallel", "closed"} or not isinstance(closed, bool) or not isinstance(parts, list) or not parts:
-        raise ParameterError(f"{where}: a parallel block has a non-empty list of parts and closed (true or false)")
-    checked = []
+    by, entered = raw.get("by", "row"), raw.get("entered")
+    malformed = set(raw) - {"parallel", "closed", "by", "entered"} or not isinstance(closed, bool)
+    if malformed or not isinstance(parts, list) or not parts:
+        raise ParameterError(
+            f"{where}: a parallel block has a non-empty list of parts, closed (true or false), and optionally by "
+            "and entered"
+        )
+    if by not in RELATIONS:
+        raise ParameterError(
+            f"{where}: a parallel block is split by one of {', '.join(map(repr, RELATIONS))}; got {by!r}"
+        )
+    if entered is not None and (not closed or not isinstance(entered, int) or isinstance(entered, bool) or entered < 0):
+        raise ParameterError(f"{where}: entered is the position of a closed block, an integer >= 0; got {entered!r}")
+    block = ParallelRecord([], closed, by, entered)
     for p, part in enumerate(parts, start=1):
         if not isinstance(part, list):
             raise ParameterError(f"{where}, part {p}: a part is a list of entries; got {part!r}")
-        checked.append([LedgerEntry.from_dict(e, f"{where}, part {p}, release {r}") for r, e in enumerate(part, 1)])
-    return ParallelRecord(checked, closed)
+        entries = []
+        for r, e in enumerate(part, 1):
+            entry = LedgerEntry.from_dict(e, f"{where}, part {p}, release {r}")
+            try:
+                check_block_entry(block, entry)
+            except ParameterError as err:
+                raise ParameterError(f"{where}, part {p}, release {r}: {err}") from None
+            entries.append(entry)
+        block.parts.append(entries)
+    return block
 
 
 def flat_entries(records: list[Record]) -> list[LedgerEntry]:
@@ -273,9 +371,7 @@ def flat_entries(records: list[Record]) -> list[LedgerEntry]:
 
 
 def _labelled(entry: LedgerEntry, part: str) -> LedgerEntry:
-    return LedgerEntry(
-        entry.mechanism, entry.epsilon, entry.delta, entry.note, entry.events, entry.proven, part, entry.noise
-    )
+    return dataclasses.replace(entry, part=part)
 
 
 def format_table(entries: list[LedgerEntry]) -> list[str]:

@@ -20,8 +20,25 @@ edited (its successor's hash of it no longer matches, or it no longer parses), d
 numbers or the chain break), a last line cut short, records cut from the end (the head says more), a file
 shorter than already read, a missing head. An error is final for that accountant: it never resets itself.
 
-This is evidence of accidental or naive changes, not a defence against someone who rewrites the whole log and its
-head consistently: that needs a copy of the head kept elsewhere (:attr:`dpstats.Accountant.head`), or a key.
+**The head-lag window.** A spend writes its record, flushes it to disk, then writes the head. A crash between the
+two leaves a log one record ahead of its head; that record stands (the release may have gone out), so a head that
+names the second-to-last record, by count and hash, is read as an unfinished append and accepted. Precisely, with
+the head left as it is:
+
+* detected: any change to the records the head covers (edited, deleted, inserted, reordered, cut), and two or more
+  records appended after them;
+* not detected: **one** record appended after them, numbered and chained to the last (it reads as the unfinished
+  append of a crashed spend). It can only add to the ledger: a record adds a release, or opens or closes a parallel
+  block, and none removes one, so the window can never make the ledger forget a spend.
+
+Whoever can write the head as well can do anything the writer can: the chain holds no secret, so rewriting the
+log's tail and its head consistently (for example: cut the last record, set the head one record back — it needs
+only the hash of the record before, read from the file — and append a different record in its place) is not
+detected by the log alone. The log is evidence against accidental or naive changes, not a defence against someone
+who can rewrite it and its head: that needs a copy of the head kept elsewhere (:attr:`dpstats.Accountant.head`,
+which then disagrees), or a key. (Requiring the head to be current would make every crash between the two writes
+look like tampering, and writing the head first would let a record be cut from the end unseen; neither is
+better.)
 
 A full disk (or a file-size limit) while appending truncates the log back to its previous length and raises
 :class:`~dpstats.exceptions.LedgerError`: the release is refused and the ledger is as it was. No temporary file

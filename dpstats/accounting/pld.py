@@ -1,17 +1,30 @@
-"""Privacy-loss distributions composed incrementally: a composed distribution and the events not yet folded in.
+"""Privacy-loss distributions composed incrementally, in a canonical order: the same ledger gives the same
+distribution, to the last bit, whether it was composed release by release or read back in one go.
 
 Composition is convolution of privacy-loss distributions (Koskela, Jälkö & Honkela 2020; Google's
 ``dp_accounting``, with pessimistic discretisation and pessimistic tail truncation, so that no result is below the
 true ε). Convolution is associative and commutative, so the composed distribution of a ledger can be kept and each
 new release convolved into it, instead of recomposing the whole ledger: that is what dp_accounting does for a
-sequence of events too (``composed.compose(next)``). Two more savings:
+sequence of events too (``composed.compose(next)``).
 
-* **Identical events** (the same mean, run again) are composed by self-convolution: k copies cost one FFT power
-  (dp_accounting's ``self_compose``), not k convolutions.
-* **Pending events.** An accepted release need not be convolved at once: it waits in ``pending`` (a count per
-  distinct event) until the composed distribution is read, or :data:`FLUSH_EVERY` events wait. Then the pending
-  groups are composed with each other (small distributions, in a balanced tree) and the result is convolved into
-  the composed distribution once. Waiting changes nothing but the order of the convolutions.
+**Canonical grouping.** In floating point, convolutions are not associative: the ε of the same events composed in
+another grouping differs in the tenth digit. A running total that accepts a release near the budget must give the
+number that the same ledger gives when it is read back (another process opening the ledger file,
+:meth:`dpstats.Accountant.from_json`), or a ledger accepted as within the budget could be found over it. So the
+grouping is a function of the sequence of events alone, never of when the total was read or checked:
+
+* the events (free ones, which reveal nothing, left out) are cut into consecutive **chunks** of :data:`CHUNK`;
+* in a chunk, the k copies of each distinct event are composed one after another (a *leaf*), and the leaves, in
+  the order their events first appear in the chunk, are composed pairwise in a balanced tree;
+* the composed distribution is the chunks' distributions convolved one after another, oldest first; the last,
+  incomplete chunk (``pending``) is convolved in when the total is read, without being kept.
+
+A release is accepted by computing exactly this for the ledger with the release added (:meth:`ComposedPld.fits`),
+and the result is adopted if it is recorded. Every leaf and tree node is a function of its (event, count) pairs
+alone, so they are kept between readings (those of the current and of the last checked ledger): a check near the
+budget adds one copy to one leaf (one small convolution), recomposes that leaf's path up the chunk's tree, and
+convolves the chunk into the composed distribution once. Far from the budget, adding an event costs nothing but
+every :data:`CHUNK`-th (the chunk's tree, and one convolution into the composed distribution).
 
 Only the events' distributions, ``compose``, ``self_compose``, ``get_delta_for_epsilon`` and
 ``get_epsilon_for_delta`` of dp_accounting are used, so the result is what dp_accounting computes for the same
@@ -26,11 +39,11 @@ from collections.abc import Iterable
 
 from .events import PLD_DISCRETIZATION, Event, Gaussian
 
-__all__ = ["FLUSH_EVERY", "ComposedPld", "event_pld"]
+__all__ = ["CHUNK", "ComposedPld", "event_pld"]
 
-#: How many accepted events may wait before they are convolved into the composed distribution (bounds the work a
-#: reading of the total has to do, and amortises one large convolution over this many releases).
-FLUSH_EVERY = 256
+#: Events per chunk of the canonical grouping (module docstring): bounds the work a reading of the total has to
+#: do, and amortises one large convolution over this many releases.
+CHUNK = 256
 
 # Where the hockey-stick test δ(ε) <= δ_budget is too close to call in floating point, ε is computed instead.
 _CLOSE = 1e-6
@@ -52,84 +65,125 @@ def noiseless(event: Event) -> bool:
     return isinstance(event, Gaussian) and event.noise_multiplier == 0
 
 
-def _grouped(counts: dict[Event, int]):
-    """One distribution for the events of ``counts`` (each distinct event self-composed its number of times),
-    composed pairwise in a balanced tree; None for no events."""
-    layer = [event_pld(e) if k == 1 else event_pld(e).self_compose(k) for e, k in counts.items()]
-    while len(layer) > 1:
-        layer = [layer[i].compose(layer[i + 1]) if i + 1 < len(layer) else layer[i] for i in range(0, len(layer), 2)]
-    return layer[0] if layer else None
-
-
-def _count(events: Iterable[Event]) -> dict[Event, int]:
-    counts: dict[Event, int] = {}
-    for event in events:
-        if not free(event):
-            counts[event] = counts.get(event, 0) + 1
-    return counts
-
-
 class ComposedPld:
-    """The composed privacy-loss distribution of the events added so far.
+    """The composed privacy-loss distribution of the events added so far, grouped canonically (module docstring).
 
-    ``composed`` is a dp_accounting distribution (None before the first event) and ``pending`` the events added
-    since it was last brought up to date. :meth:`add` is O(1) but every :data:`FLUSH_EVERY`-th event;
-    :meth:`epsilon` and :meth:`fits` bring the distribution up to date first (a valid change of state: the same
-    events, composed).
+    ``composed`` is the distribution of the complete chunks (None before the first), ``pending`` the counts of the
+    incomplete chunk (distinct events in the order they first appeared). :meth:`add` is O(1) but every
+    :data:`CHUNK`-th event; :meth:`epsilon` and :meth:`fits` compose the incomplete chunk into the composed
+    distribution (and keep the result until the next :meth:`add`).
     """
 
     def __init__(self) -> None:
         self.composed = None
         self.pending: dict[Event, int] = {}
         self._waiting = 0
-        self._candidate = None  # (counts, distribution) of the last fits() check, adopted if add() follows
+        self._total = None  # the distribution of every event added, once computed
+        self._candidate = None  # (extra events, state, distribution) of the last check, adopted if add() follows
+        self._groups: dict[tuple, object] = {}  # leaves and tree nodes: (event, count) pairs -> distribution
+        self._kept: set[tuple] = set()  # the groups of the current ledger's incomplete chunk
 
     def add(self, events: Iterable[Event]) -> None:
-        """Fold ``events`` in (they wait until the distribution is read, or until :data:`FLUSH_EVERY` wait)."""
-        counts = _count(events)
-        if self._candidate is not None and self._candidate[0] == counts and not self.pending:
-            self.composed = self._candidate[1]  # fits() already composed exactly these events
-            self._candidate = None
+        """Fold ``events`` in (all or nothing)."""
+        events = _kept(events)
+        if not events:
             return
-        self._candidate = None
-        for event, k in counts.items():
-            self.pending[event] = self.pending.get(event, 0) + k
-        self._waiting += sum(counts.values())
-        if self._waiting >= FLUSH_EVERY:
-            self.flush()
+        if self._candidate is not None and self._candidate[0] == events:
+            _, state, self._total, used = self._candidate  # the last check composed exactly these events
+        else:
+            state, self._total, used = self._advanced(events), None, set()
+        self.composed, self.pending, self._waiting = state
+        self._candidate, self._kept = None, used
+        self._prune()
 
-    def flush(self) -> None:
-        """Convolve the pending events into the composed distribution (all or nothing)."""
-        if not self.pending:
-            return
-        self.composed = self._with(self.pending)
-        self.pending, self._waiting, self._candidate = {}, 0, None
+    def _advanced(self, events: list[Event], used: set | None = None) -> tuple:
+        """(composed, pending, waiting) after ``events``, self unchanged: every chunk they complete is convolved
+        in."""
+        composed, pending, waiting = self.composed, dict(self.pending), self._waiting
+        for event in events:
+            pending[event] = pending.get(event, 0) + 1
+            waiting += 1
+            if waiting == CHUNK:
+                chunk = self._grouped(pending, set())
+                composed = chunk if composed is None else composed.compose(chunk)
+                pending, waiting = {}, 0
+        return composed, pending, waiting
 
-    def _with(self, counts: dict[Event, int]):
-        extra = _grouped(counts)
-        if extra is None:
-            return self.composed
-        return extra if self.composed is None else self.composed.compose(extra)
+    def _distribution(self, extra: list[Event]):
+        """The distribution of the events added and ``extra`` (which is remembered as the candidate)."""
+        if not extra:
+            if self._total is None:
+                self._total = self._composed_with(self.composed, self.pending, self._kept)
+            return self._total
+        used: set = set()
+        state = self._advanced(extra)
+        distribution = self._composed_with(state[0], state[1], used)
+        self._candidate = (extra, state, distribution, used)
+        self._prune()
+        return distribution
+
+    def _composed_with(self, composed, pending: dict[Event, int], used: set):
+        rest = self._grouped(pending, used)
+        if rest is None:
+            return composed
+        return rest if composed is None else composed.compose(rest)
+
+    def _grouped(self, counts: dict[Event, int], used: set):
+        """One distribution for the events of ``counts``: a leaf per distinct event (its copies composed one after
+        another), the leaves composed pairwise in a balanced tree; None for no events. The keys of the groups it
+        reads go in ``used``."""
+        layer = [((pair,), self._leaf(*pair)) for pair in counts.items()]
+        used.update(key for key, _ in layer)
+        while len(layer) > 1:
+            paired = []
+            for i in range(0, len(layer), 2):
+                if i + 1 == len(layer):
+                    paired.append(layer[i])
+                    continue
+                key = layer[i][0] + layer[i + 1][0]
+                if key not in self._groups:
+                    self._groups[key] = layer[i][1].compose(layer[i + 1][1])
+                used.add(key)
+                paired.append((key, self._groups[key]))
+            layer = paired
+        return layer[0][1] if layer else None
+
+    def _leaf(self, event: Event, count: int):
+        """``count`` copies of ``event`` composed one after another, continued from the longest such leaf kept."""
+        key = ((event, count),)
+        if key not in self._groups:
+            start = next((k for k in range(count - 1, 0, -1) if ((event, k),) in self._groups), 0)
+            leaf = self._groups[((event, start),)] if start else None
+            for _ in range(start, count):
+                leaf = event_pld(event) if leaf is None else leaf.compose(event_pld(event))
+            self._groups[key] = leaf
+        return self._groups[key]
+
+    def _prune(self) -> None:
+        """Keep the groups of the current ledger's and the candidate's incomplete chunks only."""
+        keep = self._kept | (self._candidate[3] if self._candidate is not None else set())
+        self._groups = {key: value for key, value in self._groups.items() if key in keep}
 
     def epsilon(self, delta: float, extra: Iterable[Event] = ()) -> float:
         """ε at ``delta`` of the events so far and ``extra`` (``extra`` is not kept)."""
-        self.flush()
-        distribution = self._with(_count(extra))
+        distribution = self._distribution(_kept(extra))
         return 0.0 if distribution is None else float(distribution.get_epsilon_for_delta(delta))
 
     def fits(self, epsilon: float, delta: float, extra: Iterable[Event] = ()) -> bool:
         """Whether the events so far and ``extra`` are (``epsilon``, ``delta``)-DP by this distribution: exactly
         ``self.epsilon(delta, extra) <= epsilon``, decided by one hockey-stick divergence δ(ε) (a vectorised sum)
         unless it is within a relative 1e-6 of ``delta``."""
-        self.flush()
-        counts = _count(extra)
-        distribution = self._with(counts)
+        distribution = self._distribution(_kept(extra))
         if distribution is None:
             return epsilon >= 0.0
-        self._candidate = (counts, distribution)
         at_budget = float(distribution.get_delta_for_epsilon(epsilon))
         if at_budget <= delta * (1.0 - _CLOSE):
             return True
         if at_budget > delta * (1.0 + _CLOSE):
             return False
         return float(distribution.get_epsilon_for_delta(delta)) <= epsilon
+
+
+def _kept(events: Iterable[Event]) -> list[Event]:
+    """The events that are composed (free ones reveal nothing)."""
+    return [e for e in events if not free(e)]

@@ -49,6 +49,7 @@ import numpy as np
 from .._rounding import float_up, sqrt_up
 from .._validation import check_choice
 from ..accounting.events import Event, Gaussian, Laplace
+from ..accounting.gaussian import ROUND_UP, gaussian_epsilon
 from ..accounting.ledger import NoiseStatement
 from ..exceptions import FloatingPointNoiseWarning, ParameterError
 from .calibration import discrete_gaussian_sigma, gaussian_sigma, laplace_scale
@@ -311,7 +312,8 @@ def make_noise(
     noise : {"exact", "float"}, default "exact"
         "float": the papers' continuous noise, open to the floating-point attack (warns).
     calibration : {"analytic", "classic"}
-        Gaussian calibration; "classic" (paper-faithful, ε < 1 only) implies ``noise="float"``.
+        Gaussian calibration; "classic" (paper-faithful, ε < 1 only) implies ``noise="float"``. Where its σ is not
+        (ε, δ)-DP (large ε), the event is labelled with the ε its σ gives, so an accountant is charged that.
     repeat : int, default 1
         Number of Gaussian releases of this statistic's kind (the power method's iterations) that together must
         be (ε, δ)-DP: L Gaussians with multiplier μ compose exactly into one with μ/√L, so each gets √L times
@@ -342,6 +344,9 @@ def _float_noise(epsilon, delta, sensitivity, changed, calibration, repeat, fail
         scale = laplace_scale(sensitivity, epsilon)
         return _FloatNoise(Laplace.calibrated(scale, sensitivity, coordinates=changed), "laplace", scale)
     sigma = gaussian_sigma(sensitivity, epsilon, delta - failure, calibration) * math.sqrt(repeat)
+    if calibration == "classic":  # proven for ε < 1 only: the ledger is charged what this σ gives, if more
+        multiplier = sigma / sensitivity / math.sqrt(repeat) if sensitivity > 0 else math.inf
+        epsilon = max(epsilon, gaussian_epsilon(multiplier / ROUND_UP, delta - failure))
     event = Gaussian(epsilon, delta, sigma=sigma, sensitivity=sensitivity, repeat=repeat, failure=failure)
     return _FloatNoise(event, "gaussian", sigma)
 
