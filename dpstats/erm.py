@@ -886,23 +886,8 @@ def logistic_regression(
         Source of noise; ``None`` uses fresh OS entropy.
     accountant : Accountant, optional
         Charged (ε, 0) before any noise is drawn.
-    tol : float, default 1e-9
-        Objective perturbation: certified ‖∇‖₂ of the objective at the
-        minimiser found (it is then within tol/λ of the exact one; that
-        distance is charged). Not used by output perturbation.
-    max_iter : int, default 5000
-        Objective perturbation: iteration limit of each L-BFGS-B run (at most
-        two, see the module docstring); :class:`NotConvergedError` if the
-        certificate is not reached. Output perturbation: the most gradient
-        steps it takes (fewer when the public bound on its distance to the
-        minimiser is already small; :class:`dpstats.erm.Descent`).
-    noise : {"exact", "gamma", "float"}, default "exact"
-        ``"exact"``: exact discrete noise on a public grid (output
-        perturbation: discrete Laplace; objective perturbation: its release on
-        the grid, module docstring). ``"gamma"`` (output perturbation): the
-        paper's Gamma-norm noise, on the grid, recorded as unproven (its
-        sampler is floating point). ``"float"``: the paper's floating-point
-        release (warns; unproven for output perturbation).
+    tol, max_iter, noise
+        As in :func:`svm`.
 
     Returns
     -------

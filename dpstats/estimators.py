@@ -569,7 +569,7 @@ _CLASSIFIER_NOTES = """
     Intercept: with ``fit_intercept=True`` each row x is mapped to
     z = [x, 1]/√2 — a fixed map, so ‖z‖ <= 1 whenever ‖x‖ <= 1 and the norm bound
     on X is unchanged — and the mechanism runs on z in d + 1 dimensions with the
-    same ε (the output-perturbation noise norm is then Gamma(d + 1, 2/(nλε))).
+    same ε (output perturbation's L2 sensitivity stays 2/(nλ), in d + 1 dimensions).
     The intercept is regularised like the other weights, and the √2 shrinks the
     margins (equivalently, λ acts twice as strongly). ``coef_`` and
     ``intercept_`` are reported in the original x scale.
@@ -604,7 +604,8 @@ class DPLogisticRegression(_DPLinearClassifier):
     tol : float, default 1e-9
         Gradient-norm certificate of the minimiser (see :mod:`dpstats.erm`).
     max_iter : int, default 5000
-    noise : {{"exact", "float"}}, default "exact"
+    noise : {{"exact", "gamma", "float"}}, default "exact"
+        As in :func:`dpstats.svm` (``"gamma"``: the paper's output-perturbation noise, recorded as unproven).
 
     Attributes
     ----------
@@ -688,7 +689,8 @@ class DPLinearSVC(_DPLinearClassifier):
     random_state : None, int or numpy.random.Generator
     tol : float, default 1e-9
     max_iter : int, default 5000
-    noise : {{"exact", "float"}}, default "exact"
+    noise : {{"exact", "gamma", "float"}}, default "exact"
+        As in :func:`dpstats.svm` (``"gamma"``: the paper's output-perturbation noise, recorded as unproven).
 
     Attributes
     ----------

@@ -9,7 +9,7 @@ import os
 import threading
 from pathlib import Path
 
-from .._trace import event
+from .._trace import active, event
 from .._validation import check_choice, check_delta, check_epsilon, check_flag
 from ..exceptions import (
     AccountantSharingError,
@@ -600,13 +600,14 @@ def charge(accountant, mechanism: str, events, *, note: str = "", proven: bool =
     ``noise``: the release's noise in its own units (a :class:`~dpstats.accounting.ledger.NoiseStatement`, from
     :meth:`dpstats.noise.release.Noise.statement`, or several), shown in the ledger. Every charge, with or without
     an accountant, is an event of :mod:`dpstats._trace` (the privacy events and ``proven``: public values)."""
-    statements = noise if isinstance(noise, (list, tuple)) else [noise]
-    event(
-        "charge",
-        mechanism,
-        events=[e.to_dict() if hasattr(e, "to_dict") else repr(e) for e in events],
-        proven=proven,
-        noise=[n.to_dict() for n in statements if n is not None],
-    )
+    if active() is not None:  # the sensitivity checker is recording (off by default: nothing is computed)
+        statements = noise if isinstance(noise, (list, tuple)) else [noise]
+        event(
+            "charge",
+            mechanism,
+            events=[e.to_dict() if hasattr(e, "to_dict") else repr(e) for e in events],
+            proven=proven,
+            noise=[n.to_dict() for n in statements if n is not None],
+        )
     if check_accountant(accountant) is not None:
         accountant.record(mechanism, events, note=note, proven=proven, noise=noise)

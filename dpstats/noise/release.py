@@ -283,7 +283,7 @@ class _FloatNoise(Noise):
     def apply(self, statistic: Statistic, rng: np.random.Generator) -> np.ndarray:
         value = statistic.as_float()
         norm = "l1" if self.kind == "laplace" else "l2"
-        observe(f"statistic ({norm})", value, sensitivity=self.event.sensitivity, norm=norm, exact=False)
+        observe("statistic in floating point", value, sensitivity=self.event.sensitivity, norm=norm, exact=False)
         if self.kind == "laplace":
             return draw("Laplace noise", rng, lambda: value + rng.laplace(0.0, self.scale, size=value.shape))
         return draw("Gaussian noise", rng, lambda: value + rng.normal(0.0, self.scale, size=value.shape))
