@@ -1,4 +1,8 @@
-"""Empirical privacy auditing: a statistical lower bound on ε.
+"""Empirical privacy auditing — a statistical lower bound on ε — and a sensitivity checker.
+
+:func:`check_sensitivity` runs a mechanism on a dataset and a neighbour with the noise frozen and checks that the
+control flow is the same and that every statistic moved by no more than its declared sensitivity (see there); the
+rest of this docstring is about :func:`audit`.
 
 For neighbouring datasets D, D′ and an output event E, an (ε, δ)-DP mechanism
 satisfies P[M(D) ∈ E] <= e^ε P[M(D′) ∈ E] + δ, hence::
