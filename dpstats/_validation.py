@@ -65,17 +65,49 @@ def check_choice(value, name: str, choices) -> str:
     return value
 
 
+#: dtype kinds of numeric data: booleans, signed and unsigned integers, real floating point.
+NUMERIC_KINDS = "biuf"
+
+_NOT_NUMERIC = {
+    "c": "complex numbers (take the real part or the modulus yourself if that is what you mean)",
+    "U": "strings (they are never parsed as numbers: convert them yourself; categorical labels are counted by "
+    "dps.histogram(x, epsilon, categories=[...]))",
+    "S": "bytes (convert them to numbers yourself)",
+    "O": "Python objects (convert them to a numeric dtype first)",
+    "M": "datetimes (convert them to numbers in a unit you choose, e.g. days since a public origin)",
+    "m": "time differences (convert them to numbers in a unit you choose, e.g. seconds)",
+    "V": "structured records (select a numeric field)",
+}
+
+
+def check_numeric_dtype(dtype, name: str) -> None:
+    """Raise :class:`DataValidationError` unless ``dtype`` holds real numbers or booleans (:data:`NUMERIC_KINDS`).
+
+    The rule every data argument keeps, whatever its engine: complex numbers, strings, bytes, Python objects,
+    datetimes and time differences are refused with an error naming the argument, never converted silently."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in NUMERIC_KINDS:
+        what = _NOT_NUMERIC.get(dtype.kind, f"values of dtype {dtype}")
+        raise DataValidationError(f"{name} must hold real numbers or booleans; got {what}")
+
+
 def check_array(x, name: str, *, ndim: tuple[int, ...] = (1, 2), min_rows: int = 1) -> np.ndarray:
     """Return ``x`` as a float64 array with an allowed number of dimensions.
 
-    Finiteness is not checked here: the statistics check it in the same pass that
-    checks the declared bounds or row norms. Data that may be a Dask collection go
-    through :func:`dpstats._engine.as_array` instead.
+    ``x`` must hold real numbers or booleans (:func:`check_numeric_dtype`). Finiteness is not checked here: the
+    statistics check it in the same pass that checks the declared bounds or row norms. Data that may be a Dask
+    collection go through :func:`dpstats._engine.as_array` instead.
     """
     try:
-        arr = np.asarray(x, dtype=np.float64)
+        arr = np.asarray(x)
     except (TypeError, ValueError) as err:
-        raise DataValidationError(f"{name} must be numeric array-like; got {type(x).__name__}") from err
+        raise DataValidationError(
+            f"{name} must be numeric array-like with rows of equal length; got {type(x).__name__}"
+        ) from err
+    if arr.dtype.kind == "O" and arr.ndim == 0:
+        raise DataValidationError(f"{name} must be numeric array-like; got {type(x).__name__}")
+    check_numeric_dtype(arr.dtype, name)
+    arr = arr.astype(np.float64, copy=False)
     if arr.ndim not in ndim:
         allowed = " or ".join(f"{d}-D" for d in ndim)
         raise DataValidationError(f"{name} must be {allowed}; got an array of shape {arr.shape}")
@@ -83,6 +115,39 @@ def check_array(x, name: str, *, ndim: tuple[int, ...] = (1, 2), min_rows: int =
     if rows < min_rows:
         raise DataValidationError(f"{name} must have at least {min_rows} row(s); got shape {arr.shape}")
     return arr
+
+
+def check_columns(X, name: str = "X"):
+    """Raise :class:`DataValidationError` unless the 2-D ``X`` has at least one column."""
+    if X.shape[1] < 1:
+        raise DataValidationError(f"{name} must have at least one column; got shape {X.shape}")
+    return X
+
+
+def check_flag(value, name: str) -> bool:
+    """Return ``value`` as a bool after checking it is one (``True``, ``False`` or a NumPy bool): a flag such as
+    ``clip`` is never read from the truth value of a string, a number or an array."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ParameterError(f"{name} must be True or False; got {value!r}")
+
+
+def check_real_array(value, name: str, *, allowed: str) -> np.ndarray:
+    """Return ``value`` (a real number, or array-like of real numbers) as a float64 array; anything else (strings,
+    booleans, complex numbers, None, objects) raises :class:`ParameterError` naming ``name`` and saying what is
+    ``allowed``. Numbers are never parsed from strings."""
+    if _is_real_scalar(value) and not isinstance(value, np.bool_):
+        try:
+            return np.asarray(float(value))
+        except OverflowError as err:
+            raise ParameterError(f"{name} must be {allowed}; got {value!r}, which overflows a float") from err
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError) as err:
+        raise ParameterError(f"{name} must be {allowed}; got {value!r}") from err
+    if arr.dtype.kind not in "iuf":
+        raise ParameterError(f"{name} must be {allowed}; got {value!r}")
+    return arr.astype(np.float64)
 
 
 def check_finite(x: np.ndarray, name: str) -> np.ndarray:
@@ -105,13 +170,15 @@ def check_bounds(bounds, name: str = "bounds") -> tuple[np.ndarray, np.ndarray]:
     """
     if bounds is None:
         raise ParameterError(f"{name} is required: pass (lower, upper) chosen without looking at the data")
+    allowed = "a pair (lower, upper) of numbers (or of arrays of numbers, one per coordinate)"
+    if isinstance(bounds, (str, bytes)) or not hasattr(bounds, "__len__") or len(bounds) != 2:
+        raise ParameterError(f"{name} must be {allowed}; got {bounds!r}")
+    lower, upper = (check_real_array(side, name, allowed=allowed) for side in bounds)
     try:
-        lower, upper = bounds
-        lower = np.asarray(lower, dtype=np.float64)
-        upper = np.asarray(upper, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise ParameterError(f"{name} must be a pair (lower, upper); got {bounds!r}") from err
-    if not (np.isfinite(lower).all() and np.isfinite(upper).all()) or not (lower < upper).all():
+        ordered = bool((lower < upper).all())
+    except ValueError as err:
+        raise ParameterError(f"{name}: lower and upper must have the same shape; got {bounds!r}") from err
+    if not (np.isfinite(lower).all() and np.isfinite(upper).all()) or not ordered:
         raise ParameterError(f"{name} must be finite with lower < upper; got ({lower.tolist()}, {upper.tolist()})")
     with np.errstate(over="ignore"):
         width = upper - lower

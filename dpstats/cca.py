@@ -22,7 +22,7 @@ import numpy as np
 from ._engine import as_array, bound_checked, check_row_norms, float_gram, grid_gram, take_units
 from ._kernels.gram import norm_bound_squared, symmetric_from_upper
 from ._kernels.rows import row_norm_violations
-from ._validation import check_choice, check_delta, check_epsilon, check_int, check_positive
+from ._validation import check_choice, check_delta, check_epsilon, check_flag, check_int, check_positive
 from .accounting import Accountant, charge, check_accountant
 from .exceptions import DataValidationError, ParameterError
 from .noise.random import check_rng, describe_source
@@ -238,6 +238,7 @@ def cca(
     ((2, 1), (2, 1))
     """
     epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
+    clip = check_flag(clip, "clip")
     check_choice(calibration, "calibration", ("analytic", "classic"))
     check_choice(noise, "noise", NOISE)
     check_accountant(accountant)
@@ -265,10 +266,10 @@ def cca(
     sensitivity = math.sqrt(2.0) * m * norm_bound_squared(D)  # of the unnormalised ZᵀZ
     upper = np.triu_indices(D)
     if noise == "exact" and calibration == "analytic":
-        gram = grid_gram(Z, grid_for(sensitivity / math.sqrt(upper[0].size), GRID_BITS), n)
+        gram = grid_gram(Z, grid_for(sensitivity / math.sqrt(upper[0].size), GRID_BITS), n, "[X, Y]")
         statistic, slack = Statistic(gram.values[upper], gram.grid), gram.slack * float(gram.grid)
     else:
-        statistic, slack = Statistic(float_gram(Z, n)[upper]), 0.0
+        statistic, slack = Statistic(float_gram(Z, n, "[X, Y]")[upper]), 0.0
     calibrated = make_noise(
         epsilon=epsilon,
         delta=delta,

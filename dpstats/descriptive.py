@@ -83,7 +83,7 @@ from ._engine import Bounded, as_array, bound_rows, bounded_sums, engine_of, rel
 from ._engine.tables import TableSource, from_table
 from ._kernels.fixed_point import BoundedSums
 from ._releases import plan, release, split_budget
-from ._validation import check_bounds, check_delta, check_epsilon
+from ._validation import check_bounds, check_delta, check_epsilon, check_flag
 from .accounting import Accountant, check_accountant
 from .exceptions import DataValidationError, ParameterError
 from .noise.random import check_rng
@@ -110,6 +110,7 @@ class _Records:
 def _records(x, bounds, axis, clip: bool, *, squares: bool, privacy_unit, max_rows, rng) -> _Records:
     """Validate ``x``, ``bounds``, ``axis`` and the privacy unit; check every value and sum the fixed-point records
     (with a privacy unit: of the records each unit keeps) exactly."""
+    clip = check_flag(clip, "clip")
     x, units = take_units(x, privacy_unit, max_rows)
     x, table = from_table(x, "x")
     if table is not None:
@@ -439,6 +440,11 @@ def variance(
     if rec.units is not None:
         return _named(_unit_variance(rec, epsilon, delta, weights, rng, accountant, noise), table)
     n = sums.n
+    if n < 2:
+        raise DataValidationError(
+            f"variance needs n >= 2 records (n is public); got n = {n}: the variance of one record is 0 whatever "
+            "it is, so there is nothing to release"
+        )
     scaled = sums.squares * n - sums.sums * sums.sums  # n Σq² − (Σq)², exact integers
     unit = _per_record(sums.unit, lambda h: h * h / (n * n))
     h = np.asarray(sums.unit, dtype=object)

@@ -45,19 +45,54 @@ with |ℓ_h′| <= 1 and ℓ_h″ <= c = 1/(2h). ℓ_h″ does not exist at z = 
 CMS 2011 (Section 3.4.2) show that Algorithm 2 remains ε-DP for this loss with
 c = 1/(2h) (the two kinks form a set of measure zero in the change of variables).
 
-Approximate minimisers are charged. Both theorems are about the *exact*
-minimiser. dpstats minimises the smooth, λ-strongly convex objective with
-L-BFGS-B on analytic gradients (a second run, restarted where the first
-stalled, if floating point stopped it short; then, if needed, a few Newton
-steps with the analytic Hessian) and certifies the result: ‖∇F(f)‖₂ <= ``tol``
-with the gradient's own floating-point error added (:func:`_gradient_error`,
-a bound from n, d and the block sizes), which by strong convexity puts f
-within r = ``tol``/λ of the exact minimiser. The analyses then cover that
-distance:
+Output perturbation by a fixed number of gradient steps. Algorithm 1's
+sensitivity holds for the exact minimiser; a solver that stops when it is close
+enough fails on some inputs (λ = 1e-8 on a separable set: never certified, while
+its neighbour with one label flipped was released — success then depends on
+one row). dpstats releases instead the point reached by K gradient steps
+f ← f − h∇J(f) from f = 0, with K and h public, and bounds *that* map's
+sensitivity directly, whatever K (no convergence is needed):
 
-* ``method="output"``: the released f is within r of the exact minimiser, so
-  between neighbours it moves by at most 2R/(nλ) + 2r: that is the sensitivity
-  the noise is calibrated for.
+* J is λ-strongly convex and L-smooth with L = cR² + λ, so for h <= 2/(λ + L)
+  the step map T(f) = f − h∇J(f) is a contraction by q = √(1 − 2hλL/(λ + L))
+  (Nesterov 2004, Theorem 2.1.12, for any two points);
+* neighbours' gradients differ by at most 2mR/n at every f (one unit's m
+  examples, |ℓ′| <= 1, ‖x‖ <= R);
+* so the iterates from the same start satisfy
+  ‖f_{k+1} − f′_{k+1}‖ <= q‖f_k − f′_k‖ + 2hmR/n, hence
+  ‖f_K − f′_K‖ <= 2hmR/(n(1 − q)) = 2mR/(nλ) at h = 2/(λ + L): CMS's own
+  sensitivity, for any K;
+* floating point: each computed step is within e = h·(the gradient's error
+  bound :func:`_gradient_error`) + the update's rounding of the exact step from
+  the same point, at iterates of norm at most M = 2R/λ + E (public), so the
+  computed iterates stay within E = e/(1 − q) of the exact ones; 2E is added to
+  the sensitivity (:class:`Descent`).
+
+K is the public number of steps after which the exact iterate is within 2^-10
+of the sensitivity of the minimiser (q^K·R/λ <= 2^-9·m/n), at most
+``max_iter``; the release's centre is then within :attr:`Descent.distance` of
+the exact minimiser (stated in the ledger note). The solver never fails and
+its work is the same for every dataset. The noise is exact discrete Laplace on
+a public grid with the L1 sensitivity √d·S₂ (‖v‖₁ <= √d‖v‖₂): pure ε-DP, each
+coordinate's standard deviation about √2 times that of the paper's Gamma-norm
+noise ‖b‖ ~ Gamma(d, S₂/ε) (per coordinate √(2d) against √(d + 1), in units
+of S₂/ε). ``noise="gamma"`` keeps the paper's Gamma-norm noise (a uniform
+direction times a Gamma radius, rounded to the grid): its sampler is floating
+point, so the release is recorded as unproven and an
+:class:`~dpstats.Accountant` refuses it unless created with
+``allow_unproven=True``; ``noise="float"`` is the paper's release without the
+grid (unproven, and warns).
+
+Approximate minimisers are charged (objective perturbation). Theorem 9 is
+about the *exact* minimiser of the perturbed objective. dpstats minimises the
+smooth, λ-strongly convex objective with L-BFGS-B on analytic gradients (a
+second run, restarted where the first stalled, if floating point stopped it
+short; then, if needed, a few Newton steps with the analytic Hessian) and
+certifies the result: ‖∇F(f)‖₂ <= ``tol`` with the gradient's own
+floating-point error added (:func:`_gradient_error`, a bound from n, d and the
+block sizes), which by strong convexity puts f within r = ``tol``/λ of the
+exact minimiser. The analysis then covers that distance:
+
 * ``method="objective"``: a pure-DP version of the approximate minima
   perturbation of Iyengar, Near, Song, Thakkar, Thakurta & Wang (IEEE S&P
   2019, Algorithm 1). ε is split: ε₁ = ε − ε₂ goes to Algorithm 2 (exact
@@ -70,22 +105,23 @@ distance:
   noise makes the conditional densities of the release differ by at most
   e^{ε₂}. Integrating over θ*: e^{ε₁+ε₂}. ∎
 
-Release on a grid. The released weights are G·(round(f/G) + round(b/G)) on a
-public grid G (2^-20 of the sensitivity per coordinate); rounding moves each
-coordinate by at most G/2, so the sensitivity charged includes G√d. The data
-enter the release only through the integer round(f/G), so no low-order bits
-of f leak (Mironov 2012). The Gamma-norm noise b itself is drawn in floating
-point (a uniform direction times a Gamma radius): no exact sampler of this
-distribution is known, and the ledger note says so. ``noise="float"`` skips
-the grid (the paper's release; warns).
+Release on a grid (objective perturbation, and ``noise="gamma"``). The
+released weights are G·(round(f/G) + round(b/G)) on a public grid G (2^-20 of
+the sensitivity per coordinate); rounding moves each coordinate by at most
+G/2, so the sensitivity charged includes G√d. The data enter the release only
+through the integer round(f/G), so no low-order bits of f leak (Mironov 2012).
+The Gamma-norm noise b itself is drawn in floating point (a uniform direction
+times a Gamma radius): no exact sampler of this distribution is known, and the
+ledger note says so. ``noise="float"`` skips the grid (the paper's release;
+warns).
 
-If the solver cannot certify the minimiser (which has not been seen for
-λ >= 1e-8 on the benchmark and test problems), it raises
+If the objective-perturbation solver cannot certify the minimiser (which has
+not been seen for λ >= 1e-8 on the benchmark and test problems), it raises
 :class:`NotConvergedError` with a message that depends on nothing but public
-parameters and releases nothing; with objective perturbation the budget was
-already charged, and the fact that it failed is the one output the guarantee
-does not cover. (The original dp-stats used Nelder–Mead, which gives no
-certificate at all, and its logistic output perturbation crashed.)
+parameters and releases nothing; the budget was already charged, and the fact
+that it failed is the one output the guarantee does not cover. (The original
+dp-stats used Nelder–Mead, which gives no certificate at all, and its logistic
+output perturbation crashed.)
 
 Privacy units. With ``privacy_unit=`` and ``max_rows=m`` neighbours differ in
 all examples of one unit (at most m kept per unit, chosen at random; N units,
@@ -123,16 +159,21 @@ from ._kernels.gram import norm_bound_squared
 from ._kernels.reduce import DyadicSum
 from ._kernels.rows import RowNormViolations, row_norm_violations
 from ._rounding import UNIT_ROUNDOFF, gamma
-from ._validation import check_choice, check_epsilon, check_int, check_positive
+from ._trace import draw, observe
+from ._validation import check_choice, check_columns, check_epsilon, check_flag, check_int, check_positive
 from .accounting import Accountant, PureDP, charge, check_accountant
-from .exceptions import DataValidationError, NotConvergedError
+from .exceptions import DataValidationError, NotConvergedError, ParameterError
 from .noise.continuous import sample_gamma_norm_vector
 from .noise.random import check_rng, describe_source
-from .noise.release import NOISE, grid_integers, integers_times_grid, output_grid
+from .noise.release import Statistic, grid_integers, integers_times_grid, make_noise, output_grid
 
-__all__ = ["NotConvergedError", "logistic_regression", "objective_perturbation_parameters", "svm"]
+__all__ = ["Descent", "NotConvergedError", "logistic_regression", "objective_perturbation_parameters", "svm"]
 
 METHODS = ("objective", "output")
+#: Noise of the release: exact discrete Laplace on a public grid (output perturbation; objective perturbation's
+#: release on the grid), the paper's Gamma-norm noise on the grid (output perturbation, unproven), or the paper's
+#: floating-point release (warns; unproven for output perturbation).
+NOISE = ("exact", "gamma", "float")
 DEFAULT_TOL = 1e-9
 DEFAULT_MAX_ITER = 5000
 
@@ -236,10 +277,8 @@ def objective_perturbation_parameters(
 def _check_data(X, y, clip: bool) -> tuple:
     """X (rows rescaled to norm <= 1 with ``clip``) and y, shapes checked; the rows and labels themselves are
     checked by :meth:`_Rows.validated`, in the pass that also sums the preconditioner's column squares."""
-    X = as_array(X, "X", ndim=(2,))
-    if X.shape[1] < 1:
-        raise DataValidationError(f"X must have at least one column; got shape {X.shape}")
-    if clip:
+    X = check_columns(as_array(X, "X", ndim=(2,)))
+    if check_flag(clip, "clip"):
         X = check_row_norms(X, "X", clip=True)
     y = as_array(y, "y", ndim=(1,))
     if y.shape[0] != X.shape[0]:
@@ -249,22 +288,21 @@ def _check_data(X, y, clip: bool) -> tuple:
 
 @dataclass(frozen=True)
 class _Violations:
-    """Rows over the norm bound (or not finite) and labels outside {−1, +1}, added up over chunks."""
+    """Rows over the norm bound (or not finite) and labels outside {−1, +1}, counted over chunks."""
 
     norms: RowNormViolations | None = None
     labels: int = 0
-    examples: tuple = ()
 
     def __add__(self, other: _Violations) -> _Violations:
         norms = self.norms if other.norms is None else (other.norms if self.norms is None else self.norms + other.norms)
-        return _Violations(norms, self.labels + other.labels, tuple(sorted(set(self.examples + other.examples)))[:5])
+        return _Violations(norms, self.labels + other.labels)
 
     def raise_error(self, name: str = "X") -> None:
         if self.norms is not None:
             self.norms.raise_error(name)
         raise DataValidationError(
-            f"y must hold labels in {{-1, +1}}; got {self.labels} other value(s), e.g. {list(self.examples)}. "
-            "Map two-class labels to -1/+1 first (dpstats.estimators does this for you)"
+            f"y must hold labels in {{-1, +1}}; got {self.labels} other value(s). Map two-class labels to -1/+1 "
+            "first (dpstats.estimators does this for you)"
         )
 
 
@@ -274,7 +312,7 @@ def _check_rows(X: np.ndarray, y: np.ndarray) -> _Violations | None:
     bad = ~((y == 1.0) | (y == -1.0))
     if norms is None and not bad.any():
         return None
-    return _Violations(norms, int(bad.sum()), tuple(np.unique(y[bad])[:5].tolist()))
+    return _Violations(norms, int(bad.sum()))
 
 
 class _Rows:
@@ -452,16 +490,20 @@ def _gradient_error(shape: tuple[int, int], f: np.ndarray, reg: float, lin: np.n
     (1/n) Σ_i ‖x_i‖ times that). Public: n, d and the block size r (from d)
     only, plus the current point.
     """
+    return _gradient_error_at(shape, float(np.linalg.norm(f)), reg, float(np.linalg.norm(lin)), c)
+
+
+def _gradient_error_at(shape: tuple[int, int], norm_f: float, reg: float, norm_lin: float, c: float) -> float:
+    """:func:`_gradient_error` at a point of norm ``norm_f`` (a public bound on it gives a public bound)."""
     n, d = shape
     rows = min(block_rows(8 * d), n)
     blocks = -(-n // rows)
     bound = math.sqrt(norm_bound_squared(d))
-    norm_f = float(np.linalg.norm(f))
     per_coordinate = (rows + blocks + 6) * UNIT_ROUNDOFF * bound * 1.01
     return (
         math.sqrt(d) * per_coordinate
         + c * gamma(d + 1) * bound * bound * norm_f * 1.01
-        + 3 * UNIT_ROUNDOFF * (reg * norm_f + float(np.linalg.norm(lin)))
+        + 3 * UNIT_ROUNDOFF * (reg * norm_f + norm_lin)
     )
 
 
@@ -494,6 +536,54 @@ def _newton_polish(data: _Rows, loss, reg, f, grad, certified, fun, max_steps: i
 AMP_SHARE = 1.0 / 128
 
 
+@dataclass(frozen=True)
+class Descent:
+    """Output perturbation's solver, planned from public values only (module docstring, "Output perturbation by a
+    fixed number of gradient steps"): ``steps`` steps of size ``step`` from f = 0, each a contraction by
+    ``contraction``; ``sensitivity`` bounds ‖f̂_K(D) − f̂_K(D′)‖₂ for the computed iterates (the stability bound
+    plus twice the accumulated floating-point error ``drift``); ``distance`` bounds ‖f̂_K − f*‖₂ (for the
+    analyst: how far the release's centre can be from the exact minimiser)."""
+
+    step: float
+    contraction: float
+    steps: int
+    sensitivity: float
+    drift: float
+    distance: float
+
+    @classmethod
+    def plan(cls, n: int, d: int, lam: float, c: float, max_rows: int, max_iter: int) -> Descent:
+        """The plan for n (public) rows bound, d features, λ, loss curvature bound c, m rows per unit, and at most
+        ``max_iter`` steps (fewer when the optimisation error bound is already below 2^-10 of the sensitivity)."""
+        bound = math.sqrt(norm_bound_squared(d))  # R
+        smooth = math.nextafter(c * bound * bound + lam, math.inf)  # L >= c R² + λ
+        step = math.nextafter(2.0 / (smooth + lam), 0.0)  # h <= 2/(λ + L)
+        # q = sqrt(1 − 2hλL/(λ + L)) (Nesterov 2004, Theorem 2.1.12), rounded up
+        contraction = math.nextafter(math.sqrt(1.0 - 2.0 * step * lam * smooth / (lam + smooth) * (1 - 1e-12)), 1.0)
+        if not contraction < 1.0:
+            raise ParameterError(
+                f"lam={lam:g} is too small against the curvature bound {smooth:g} for a certified gradient descent in "
+                "double precision; increase lam"
+            )
+        gap = 1.0 - contraction
+        stability = step * 2.0 * max_rows * bound / n / gap * (1 + 1e-9)
+        # floating-point drift: e_step = α + β·M per step, M a bound on the iterates' norm, E = e_step/(1 − q)
+        alpha = step * _gradient_error_at((n, d), 0.0, lam, 0.0, c) + 2.0 * UNIT_ROUNDOFF * step * bound
+        slope = step * (_gradient_error_at((n, d), 1.0, lam, 0.0, c) - _gradient_error_at((n, d), 0.0, lam, 0.0, c))
+        beta = (slope + UNIT_ROUNDOFF * (1.0 + 2.0 * step * lam)) * 1.01
+        if not beta < gap / 2:
+            raise ParameterError(
+                f"lam={lam:g} is too small for double precision with d={d} features: the rounding error of each "
+                "gradient step would not be contracted away; increase lam"
+            )
+        iterates = (2.0 * bound / lam + alpha / gap) / (1.0 - beta / gap)  # M >= ‖f̂_k‖ for every k
+        drift = (alpha + beta * iterates) / gap * 1.01
+        wanted = math.log(2.0**9 * n / max_rows) / -math.log(contraction)  # q^K <= 2^-9·m/n
+        steps = max(1, min(max_iter, math.ceil(wanted)))
+        distance = contraction**steps * bound / lam + drift
+        return cls(step, contraction, steps, stability + 2.0 * drift, drift, distance)
+
+
 def fit_weights(
     X, y, epsilon, lam, loss: _Loss, method, rng, accountant, tol, max_iter, noise: str = "exact", units=None
 ) -> np.ndarray:
@@ -514,17 +604,12 @@ def fit_weights(
     mechanism = f"{loss.name} ({method} perturbation)"
     floating = f"{rows.note()}Gamma-norm noise drawn in floating point (no exact sampler known); {describe_source(rng)}"
     if method == "output":
-        sensitivity = 2.0 * m * bound / (n * lam) + 2.0 * tol / lam
-        grid = output_grid(sensitivity, d, noise)
-        f = _solve(data, None, loss, lam, None, tol, max_iter)  # non-private, not released
-        charge(
-            accountant,
-            mechanism,
-            [PureDP(epsilon)],
-            relation=rows.relation,
-            note=f"CMS 2011 Algorithm 1, sensitivity 2mR/(n lam) + 2 tol/lam; {floating}",
+        return _output_perturbation(data, loss, lam, epsilon, m, max_iter, noise, rng, accountant, mechanism, rows)
+    if noise == "gamma":
+        raise ParameterError(
+            "noise='gamma' applies to method='output' (the paper's Gamma-norm output noise); objective perturbation "
+            "takes noise='exact' (its release on the public grid) or 'float'"
         )
-        return _gridded_release(f, _covered(sensitivity, grid, d), epsilon, grid, rng)
     eps_output = epsilon * AMP_SHARE
     eps_objective = epsilon - eps_output
     while Fraction(eps_objective) + Fraction(eps_output) > Fraction(epsilon):  # never charge more than epsilon
@@ -540,9 +625,81 @@ def fit_weights(
         note=f"CMS 2011 Algorithm 2 at eps={eps_objective:.6g} (eps'={eps_prime:.4g}, Delta={Delta:.4g}); "
         f"approximate-minimiser output noise at eps={eps_output:.4g}; {floating}",
     )
-    b = sample_gamma_norm_vector(d, eps_prime / (2.0 * m * bound), rng)
+    b = draw(
+        "objective perturbation's noise b", rng, lambda: sample_gamma_norm_vector(d, eps_prime / (2 * m * bound), rng)
+    )
     f = _solve(data, None, loss, lam + Delta, b, tol, max_iter)
-    return _gridded_release(f, _covered(distance, grid, d), eps_output, grid, rng)
+    # for b fixed, the perturbed objective is (λ + Δ)-strongly convex and neighbours' gradients differ by at most
+    # 2mR/n: its minimiser moves by at most 2mR/(n(λ + Δ)), the certified one by 2 tol/(λ + Δ) more
+    observe(
+        "objective perturbation's minimiser, b fixed",
+        f,
+        sensitivity=2.0 * m * bound / (n * (lam + Delta)) + distance,
+        norm="l2",
+        exact=False,
+    )
+    covered = _covered(distance, grid, d)
+    return draw("approximate-minimiser output noise", rng, lambda: _gridded_release(f, covered, eps_output, grid, rng))
+
+
+def _output_perturbation(data: _Rows, loss, lam, epsilon, m, max_iter, noise, rng, accountant, mechanism, rows):
+    """CMS 2011 Algorithm 1 on the minimiser found by a fixed, public number of gradient steps (module docstring,
+    "Output perturbation ..."): exact discrete Laplace noise on a public grid by default, calibrated to the L1
+    sensitivity √d·S₂; the paper's Gamma-norm noise (``noise="gamma"`` on the grid, ``"float"`` without it) is
+    recorded as unproven."""
+    n, d = data.shape
+    plan = Descent.plan(n, d, lam, loss.c, m, max_iter)
+    how = (
+        f"CMS 2011 Algorithm 1 on {plan.steps} gradient steps of size {plan.step:.4g} from 0 (a fixed, public "
+        f"number): L2 sensitivity {plan.sensitivity:.4g} (2mR/(n lam) by stability, plus floating-point drift), "
+        f"within {plan.distance:.3g} of the exact minimiser; {rows.note()}"
+    )
+    if noise == "exact":
+        l1 = math.nextafter(math.sqrt(d) * plan.sensitivity, math.inf)  # ‖v‖₁ <= √d‖v‖₂
+        calibrated = make_noise(epsilon=epsilon, delta=0.0, sensitivity=l1, changed=d)
+        f = _descend(data, loss, lam, plan)
+        observe("output perturbation's K-step point", f, sensitivity=plan.sensitivity, norm="l2", exact=False)
+        charge(
+            accountant,
+            mechanism,
+            [calibrated.event],
+            relation=rows.relation,
+            note=f"{how}exact discrete Laplace noise on a public grid, L1 sensitivity sqrt(d) times the L2 one; "
+            f"{describe_source(rng)}",
+            noise=calibrated.statement("weights"),
+        )
+        return calibrated.apply(Statistic(f), rng)
+    grid = output_grid(plan.sensitivity, d, "float" if noise == "float" else "exact")
+    f = _descend(data, loss, lam, plan)
+    observe("output perturbation's K-step point", f, sensitivity=plan.sensitivity, norm="l2", exact=False)
+    charge(
+        accountant,
+        mechanism,
+        [PureDP(epsilon)],
+        relation=rows.relation,
+        proven=False,
+        note=f"{how}the paper's Gamma-norm noise, drawn in floating point (no exact sampler known): unproven; "
+        f"{describe_source(rng)}",
+    )
+    covered = _covered(plan.sensitivity, grid, d)
+    return draw("Gamma-norm noise", rng, lambda: _gridded_release(f, covered, epsilon, grid, rng))
+
+
+def _descend(data: _Rows, loss, lam: float, plan: Descent) -> np.ndarray:
+    """``plan.steps`` gradient steps f ← f − h·∇F(f) from f = 0 on F(f) = (1/n) Σ ℓ(y_i fᵀx_i) + (λ/2)‖f‖²: a fixed
+    number, whatever the data, each one pass over the blocks (the same on every engine)."""
+    n, d = data.shape
+    f = np.zeros(d)
+    leaf = functools.partial(_gradient_block, loss=loss)
+    for _ in range(plan.steps):
+        gradient = data.reduce(functools.partial(leaf, f=f)) / n + lam * f
+        f = f - plan.step * gradient
+    return f
+
+
+def _gradient_block(X: np.ndarray, y: np.ndarray, loss: _Loss, f: np.ndarray) -> np.ndarray:
+    """Xᵀ(y ℓ′(z)) of one block, z = y ⊙ Xf (the gradient part of :func:`_value_and_gradient`)."""
+    return X.T @ (y * loss.value_and_derivative(y * (X @ f))[1])
 
 
 def _covered(sensitivity: float, grid: float | None, d: int) -> float:
@@ -592,8 +749,10 @@ def svm(
     the module docstring (|ℓ_h′| <= 1, ℓ_h″ <= c = 1/(2h)), privately.
 
     Privacy (replace one example, n public, ‖x_i‖₂ <= 1, y_i ∈ {−1, +1}):
-    ``method="output"``: L2 sensitivity of the minimiser 2/(nλ) (CMS 2011,
-    Corollary 8); noise density ∝ exp(−(nλε/2)‖b‖) (Algorithm 1, Theorem 6).
+    ``method="output"``: Algorithm 1 (Theorem 6) on a fixed, public number of
+    gradient steps, whose L2 sensitivity is 2/(nλ) (CMS 2011, Corollary 8's
+    bound, by stability: module docstring) plus a floating-point term; exact
+    discrete Laplace noise for the L1 sensitivity √d times that.
     ``method="objective"``: Algorithm 2 with c = 1/(2h) (Theorem 9 and its
     Huber-loss case, Section 3.4.2); see :func:`objective_perturbation_parameters`.
 
@@ -624,14 +783,22 @@ def svm(
     accountant : Accountant, optional
         Charged (ε, 0) before any noise is drawn.
     tol : float, default 1e-9
-        Certified ‖∇‖₂ of the objective at the minimiser found (it is then
-        within tol/λ of the exact one; that distance is charged).
+        Objective perturbation: certified ‖∇‖₂ of the objective at the
+        minimiser found (it is then within tol/λ of the exact one; that
+        distance is charged). Not used by output perturbation.
     max_iter : int, default 5000
-        Iteration limit of each L-BFGS-B run (at most two, see the module
-        docstring); :class:`NotConvergedError` if the certificate is not reached.
-    noise : {"exact", "float"}, default "exact"
-        Release on a public grid (module docstring), or the paper's
-        floating-point release (warns).
+        Objective perturbation: iteration limit of each L-BFGS-B run (at most
+        two, see the module docstring); :class:`NotConvergedError` if the
+        certificate is not reached. Output perturbation: the most gradient
+        steps it takes (fewer when the public bound on its distance to the
+        minimiser is already small; :class:`dpstats.erm.Descent`).
+    noise : {"exact", "gamma", "float"}, default "exact"
+        ``"exact"``: exact discrete noise on a public grid (output
+        perturbation: discrete Laplace; objective perturbation: its release on
+        the grid, module docstring). ``"gamma"`` (output perturbation): the
+        paper's Gamma-norm noise, on the grid, recorded as unproven (its
+        sampler is floating point). ``"float"``: the paper's floating-point
+        release (warns; unproven for output perturbation).
 
     Returns
     -------
@@ -641,9 +808,9 @@ def svm(
     Raises
     ------
     NotConvergedError
-        If the minimiser cannot be certified (nothing is released; with
-        ``method="objective"`` the budget has already been charged; see the
-        module docstring).
+        Objective perturbation only: if the minimiser cannot be certified
+        (nothing is released, but the budget has already been charged; see the
+        module docstring). Output perturbation never fails to converge.
 
     References
     ----------
@@ -691,8 +858,10 @@ def logistic_regression(
     logistic loss has |ℓ′| <= 1 and ℓ″ <= c = 1/4.
 
     Privacy (replace one example, n public, ‖x_i‖₂ <= 1, y_i ∈ {−1, +1}):
-    ``method="output"``: L2 sensitivity of the minimiser 2/(nλ) (CMS 2011,
-    Corollary 8); noise density ∝ exp(−(nλε/2)‖b‖) (Algorithm 1, Theorem 6).
+    ``method="output"``: Algorithm 1 (Theorem 6) on a fixed, public number of
+    gradient steps, whose L2 sensitivity is 2/(nλ) (CMS 2011, Corollary 8's
+    bound, by stability: module docstring) plus a floating-point term; exact
+    discrete Laplace noise for the L1 sensitivity √d times that.
     ``method="objective"``: Algorithm 2 with c = 1/4 (Theorem 9); see
     :func:`objective_perturbation_parameters`.
 
@@ -720,15 +889,8 @@ def logistic_regression(
         Source of noise; ``None`` uses fresh OS entropy.
     accountant : Accountant, optional
         Charged (ε, 0) before any noise is drawn.
-    tol : float, default 1e-9
-        Certified ‖∇‖₂ of the objective at the minimiser found (it is then
-        within tol/λ of the exact one; that distance is charged).
-    max_iter : int, default 5000
-        Iteration limit of each L-BFGS-B run (at most two, see the module
-        docstring); :class:`NotConvergedError` if the certificate is not reached.
-    noise : {"exact", "float"}, default "exact"
-        Release on a public grid (module docstring), or the paper's
-        floating-point release (warns).
+    tol, max_iter, noise
+        As in :func:`svm`.
 
     Returns
     -------
@@ -738,9 +900,9 @@ def logistic_regression(
     Raises
     ------
     NotConvergedError
-        If the minimiser cannot be certified (nothing is released; with
-        ``method="objective"`` the budget has already been charged; see the
-        module docstring).
+        Objective perturbation only: if the minimiser cannot be certified
+        (nothing is released, but the budget has already been charged; see the
+        module docstring). Output perturbation never fails to converge.
 
     References
     ----------

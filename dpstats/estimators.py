@@ -69,14 +69,17 @@ import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, clone
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d, validate_data
 
 from ._engine import as_array, check_row_norms, engine_of, take_units
+from ._engine.kinds import is_frame
+from ._engine.tables import check_numeric_columns
 from ._engine.units import unit_column
+from ._validation import check_flag, check_int, check_numeric_dtype
 from .accounting import DEFAULT_DELTA
 from .cca import cca
 from .erm import DEFAULT_MAX_ITER, DEFAULT_TOL, LOGISTIC, fit_weights, huber
-from .exceptions import PrivacyError
+from .exceptions import DataValidationError, ParameterError, PrivacyError
 from .noise.random import check_rng, independent_generator
 from .pca import pca
 
@@ -134,11 +137,49 @@ def _unit_options(privacy_unit, max_rows) -> dict:
     return {"privacy_unit": privacy_unit, "max_rows": max_rows}
 
 
+def _sklearn(name: str, check, *args, **kwargs):
+    """``check(*args, **kwargs)``, one of scikit-learn's validations, with its ValueError raised again as a
+    :class:`~dpstats.exceptions.DataValidationError` naming the input ``name`` (scikit-learn's message kept, so its
+    estimator checks still recognise it)."""
+    try:
+        return check(*args, **kwargs)
+    except ValueError as err:
+        if isinstance(err, (DataValidationError, ParameterError)):
+            raise
+        raise DataValidationError(f"{name}: {err}") from err
+
+
+def _numeric(X, name: str) -> None:
+    """The library's rule for numeric data (:func:`dpstats._validation.check_numeric_dtype`), on what an estimator
+    is given: a table's columns, or an array-like's dtype. An object array passes (scikit-learn's estimators take
+    object arrays of numbers) unless it holds strings, which are never parsed as numbers."""
+    if is_frame(X) or type(X).__name__ == "Series":
+        check_numeric_columns(X, name)
+        return
+    dtype = getattr(X, "dtype", None)
+    if dtype is None and isinstance(X, (list, tuple)):
+        try:
+            dtype = np.asarray(X).dtype
+        except (TypeError, ValueError):
+            return  # ragged: scikit-learn's validation says so
+    if dtype is None:
+        return
+    if np.dtype(dtype).kind == "c":
+        return  # scikit-learn's own refusal ("Complex data not supported"), which its estimator checks look for
+    if np.dtype(dtype).kind == "O":
+        if any(isinstance(v, (str, bytes)) for v in np.asarray(X, dtype=object).ravel()):
+            raise DataValidationError(f"{name} must hold real numbers or booleans; got strings (they are never parsed)")
+        return
+    check_numeric_dtype(dtype, name)
+
+
 def _fit_input(estimator, X):
-    """``X`` validated as scikit-learn does; a dask array or DataFrame stays lazy (the mechanism's pass checks it),
-    with ``n_features_in_`` (and a DataFrame's ``feature_names_in_``) set from its public shape and columns."""
+    """``X`` validated as scikit-learn does (its errors as dpstats errors naming X); a dask array or DataFrame stays
+    lazy (the mechanism's pass checks it), with ``n_features_in_`` (and a DataFrame's ``feature_names_in_``) set
+    from its public shape and columns."""
     if not engine_of(X).LAZY:
-        return validate_data(estimator, X, dtype=np.float64)
+        _numeric(X, "X")
+        return _sklearn("X", validate_data, estimator, X, dtype=np.float64)
     names = getattr(X, "columns", None)
     X = as_array(X, "X", ndim=(2,))
     estimator.n_features_in_ = X.shape[1]
@@ -150,10 +191,11 @@ def _fit_input(estimator, X):
 def _input(estimator, X):
     """``X`` for ``transform``/``predict``: checked against the fitted width; a dask input gives a lazy result."""
     if not engine_of(X).LAZY:
-        return validate_data(estimator, X, dtype=np.float64, reset=False)
+        _numeric(X, "X")
+        return _sklearn("X", validate_data, estimator, X, dtype=np.float64, reset=False)
     X = as_array(X, "X", ndim=(2,))
     if X.shape[1] != estimator.n_features_in_:
-        raise ValueError(
+        raise DataValidationError(
             f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
             f"{estimator.n_features_in_} features as input"
         )
@@ -235,14 +277,15 @@ class DPPCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         GridSearchCV). Returns ``self``."""
         X, privacy_unit = _unit_input(X, privacy_unit)
         X = _fit_input(self, X)
-        k = X.shape[1] if self.n_components is None else self.n_components
+        d = X.shape[1]
+        k = d if self.n_components is None else check_int(self.n_components, "n_components", high=d)
         V = pca(
             X,
             k,
             mechanism=self.mechanism,
             epsilon=self.epsilon,
             delta=self.delta,
-            rng=check_rng(self.random_state),
+            rng=check_rng(self.random_state, "random_state"),
             accountant=self.accountant,
             clip=self.clip,
             **_unit_options(privacy_unit, self.max_rows),
@@ -342,22 +385,28 @@ class DPCCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         :meth:`DPPCA.fit`). Returns ``self``."""
         X, privacy_unit = _unit_input(X, privacy_unit)
         if y is None:
-            raise ValueError("DPCCA requires y to be passed, but the target y is None (y is the second view)")
+            raise DataValidationError("DPCCA requires y to be passed, but the target y is None (y is the second view)")
         if engine_of(X, y).LAZY:
             X, Y = _fit_input(self, X), as_array(y, "y", ndim=(1, 2))
         else:
-            X, Y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True)
+            X = _fit_input(self, X)
+            _numeric(y, "y")
+            Y = _sklearn("y", check_array, y, dtype=np.float64, ensure_2d=False, input_name="y")
+            if Y.shape[0] != X.shape[0]:
+                raise DataValidationError(
+                    f"X and y must have the same number of rows (the same people); got {X.shape[0]} and {Y.shape[0]}"
+                )
         Y = Y.reshape(-1, 1) if Y.ndim == 1 else Y
         res = cca(
             X,
             Y,
-            self.n_components,
+            check_int(self.n_components, "n_components", high=min(X.shape[1], Y.shape[1])),
             self.epsilon,
             self.delta,
             calibration=self.calibration,
             ridge=self.ridge,
             clip=self.clip,
-            rng=check_rng(self.random_state),
+            rng=check_rng(self.random_state, "random_state"),
             accountant=self.accountant,
             **_unit_options(privacy_unit, self.max_rows),
         )
@@ -379,11 +428,11 @@ class DPCCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         Y = (
             as_array(y, "y", ndim=(1, 2))
             if engine_of(y).LAZY
-            else check_array(y, dtype=np.float64, ensure_2d=False, input_name="y")
+            else _sklearn("y", check_array, y, dtype=np.float64, ensure_2d=False, input_name="y")
         )
         Y = Y.reshape(-1, 1) if Y.ndim == 1 else Y
         if Y.shape != (X.shape[0], self.y_weights_.shape[0]):
-            raise ValueError(
+            raise DataValidationError(
                 f"y must have shape ({X.shape[0]}, {self.y_weights_.shape[0]}) (the rows of X, the "
                 f"columns of the y seen in fit); got {Y.shape}"
             )
@@ -406,7 +455,7 @@ def _with_intercept_column(X: np.ndarray) -> np.ndarray:
 def _check_classes(classes, owner: str) -> np.ndarray:
     """The two public class labels, sorted (``classes_``); never read from y."""
     if classes is None:
-        raise ValueError(
+        raise ParameterError(
             f"{owner} needs classes=[negative, positive]: the two class labels are a public parameter, never read "
             "from y (which labels occur in y is private: a dataset whose labels are all one class, or use the "
             "values 0 and 2, must not be told apart from its neighbours)"
@@ -414,7 +463,7 @@ def _check_classes(classes, owner: str) -> np.ndarray:
     values = np.unique(np.asarray(classes))
     if values.ndim != 1 or values.size != 2:
         # "Only binary classification is supported." is the phrase scikit-learn's checks look for.
-        raise ValueError(
+        raise ParameterError(
             f"Only binary classification is supported: classes must hold exactly two distinct labels; "
             f"got {classes!r}. For more classes, wrap the estimator in "
             "sklearn.multiclass.OneVsRestClassifier (each of the K fits spends epsilon)"
@@ -429,16 +478,26 @@ class _DPLinearClassifier(_SharedAccountantMixin, ClassifierMixin, BaseEstimator
         """Fit the private weights; ``y`` holds labels from the public ``classes`` (``privacy_unit`` as in
         :meth:`DPPCA.fit`). Returns ``self``."""
         X, privacy_unit = _unit_input(X, privacy_unit)
+        check_flag(self.clip, "clip")
+        check_flag(self.fit_intercept, "fit_intercept")
         _, units = take_units(X, privacy_unit, self.max_rows, "X")
         if engine_of(X, y).LAZY:
             return self._fit_lazy(X, y, units)
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
+        if y is None:
+            raise DataValidationError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None (y: the labels)"
+            )
+        X = _fit_input(self, X)
+        y = _sklearn("y", check_array, y, ensure_2d=False, dtype=None, input_name="y")  # NaN, infinity
+        y = _sklearn("y", column_or_1d, y, warn=True)
+        if y.shape[0] != X.shape[0]:
+            raise DataValidationError(f"X and y must have the same number of rows; got {X.shape[0]} and {y.shape[0]}")
+        _sklearn("y", check_classification_targets, y)
         classes = _check_classes(self.classes, type(self).__name__)
         unknown = ~np.isin(y, classes)
         if unknown.any():
             # "Only binary classification is supported." is the phrase scikit-learn's checks look for.
-            raise ValueError(
+            raise DataValidationError(
                 f"Only binary classification is supported: y holds {int(unknown.sum())} label(s) that "
                 f"are not in classes={classes.tolist()}; every label must be one of the two public "
                 "classes (validated before anything is charged)"
@@ -467,7 +526,7 @@ class _DPLinearClassifier(_SharedAccountantMixin, ClassifierMixin, BaseEstimator
             self.lam,
             self._loss(),
             self.method,
-            check_rng(self.random_state),
+            check_rng(self.random_state, "random_state"),
             self.accountant,
             self.tol,
             self.max_iter,
@@ -511,7 +570,7 @@ _CLASSIFIER_NOTES = """
     Intercept: with ``fit_intercept=True`` each row x is mapped to
     z = [x, 1]/√2 — a fixed map, so ‖z‖ <= 1 whenever ‖x‖ <= 1 and the norm bound
     on X is unchanged — and the mechanism runs on z in d + 1 dimensions with the
-    same ε (the output-perturbation noise norm is then Gamma(d + 1, 2/(nλε))).
+    same ε (output perturbation's L2 sensitivity stays 2/(nλ), in d + 1 dimensions).
     The intercept is regularised like the other weights, and the √2 shrinks the
     margins (equivalently, λ acts twice as strongly). ``coef_`` and
     ``intercept_`` are reported in the original x scale.
@@ -546,7 +605,8 @@ class DPLogisticRegression(_DPLinearClassifier):
     tol : float, default 1e-9
         Gradient-norm certificate of the minimiser (see :mod:`dpstats.erm`).
     max_iter : int, default 5000
-    noise : {{"exact", "float"}}, default "exact"
+    noise : {{"exact", "gamma", "float"}}, default "exact"
+        As in :func:`dpstats.svm` (``"gamma"``: the paper's output-perturbation noise, recorded as unproven).
 
     Attributes
     ----------
@@ -630,7 +690,8 @@ class DPLinearSVC(_DPLinearClassifier):
     random_state : None, int or numpy.random.Generator
     tol : float, default 1e-9
     max_iter : int, default 5000
-    noise : {{"exact", "float"}}, default "exact"
+    noise : {{"exact", "gamma", "float"}}, default "exact"
+        As in :func:`dpstats.svm` (``"gamma"``: the paper's output-perturbation noise, recorded as unproven).
 
     Attributes
     ----------

@@ -20,13 +20,17 @@ from ._engine import as_array, bin_counts, bound_rows, engine_of, relation_of, t
 from ._engine.kinds import is_frame
 from ._engine.tables import check_categories, from_table, labels
 from ._releases import plan, release
-from ._validation import check_bounds, check_delta, check_epsilon, check_int
+from ._validation import check_bounds, check_delta, check_epsilon, check_flag, check_int
 from .accounting import Accountant, check_accountant
 from .exceptions import DataValidationError, OutOfBoundsError, ParameterError
 from .noise.random import check_rng
 from .noise.release import Statistic
 
-__all__ = ["histogram"]
+__all__ = ["MAX_BINS", "histogram"]
+
+#: The most equal-width bins a histogram takes: its counts and edges then take 256 MiB; more would be refused by
+#: the memory they need, after the data were read (and a count of about one record per bin is pure noise anyway).
+MAX_BINS = 2**24
 
 
 def histogram(
@@ -60,7 +64,7 @@ def histogram(
     epsilon, delta : float
         Privacy parameters (δ = 0: Laplace(2/ε) per bin; δ > 0: Gaussian with Δ₂ = √2).
     bins : int, default 10
-        Number of equal-width bins (numeric histograms).
+        Number of equal-width bins (numeric histograms), 1 … :data:`MAX_BINS` (2^24).
     range : tuple (lower, upper)
         Public range of the values (numeric histograms).
     categories : list, optional
@@ -105,6 +109,7 @@ def histogram(
     ['a', 'b', 'other']
     """
     epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
+    clip = check_flag(clip, "clip")
     check_accountant(accountant)
     x, units = take_units(x, privacy_unit, max_rows)
     if units is not None and is_frame(x) and len(x.columns) == 1:
@@ -120,7 +125,7 @@ def histogram(
             "range is required for a numeric histogram: pass (lower, upper) chosen without looking "
             "at the data (or categories=[...] to count labels)"
         )
-    bins = check_int(bins, "bins")
+    bins = check_int(bins, "bins", high=MAX_BINS)
     lower, upper = check_bounds(range, "range")
     if lower.ndim or upper.ndim:
         raise ParameterError(f"range must be a pair of scalars; got {range!r}")

@@ -3,9 +3,16 @@
 **Neighbouring relation (Hardt & Roth, Definition 2.1), different from the PCA
 functions:** A and A′ (m × n, rows are people) are neighbours when they differ
 in a single row and that row changes by a vector of Euclidean norm at most 1:
-A′ − A = e_i vᵀ with ‖v‖₂ <= 1. Entries are not otherwise bounded. (Under
-dpstats' usual replace-one relation with rows of norm <= 1, a row can move by
-up to 2: divide the matrix by 2 to use these guarantees.)
+A′ − A = e_i vᵀ with ‖v‖₂ <= 1. Hardt & Roth do not bound the entries; dpstats'
+range finder needs a public bound on them (``bounds=(lower, upper)``, declared
+like the bounds of :func:`dpstats.mean`): its floating-point error bound is
+computed from it, so whether a call releases or refuses depends on public
+quantities only, and both neighbours lie in the declared domain. Data outside
+it raise (with the number of rows) unless ``clip=True`` clips each entry to the
+bounds, a map that keeps the relation: a row that moves by v moves by at most
+‖v‖ after clipping. (Under dpstats' usual replace-one relation with rows of
+norm <= 1, a row can move by up to 2: divide the matrix by 2 to use these
+guarantees.)
 
 Two methods, both (ε, δ)-DP with δ > 0:
 
@@ -35,16 +42,19 @@ from scipy.special import erfcinv
 from ._engine import as_array, engine_of
 from ._rounding import ORTHONORMAL_MARGIN, gamma
 from ._validation import (
+    check_bounds,
     check_choice,
+    check_columns,
     check_delta,
     check_epsilon,
     check_finite,
+    check_flag,
     check_int,
     check_positive,
     raise_nonfinite,
 )
 from .accounting import Accountant, Gaussian, charge, check_accountant
-from .exceptions import ParameterError
+from .exceptions import OutOfBoundsError, ParameterError
 from .noise.calibration import gaussian_sigma
 from .noise.random import check_rng, describe_source
 from .noise.release import NOISE, Statistic, grid_for, make_noise
@@ -80,6 +90,8 @@ def low_rank(
     delta: float,
     *,
     method: str = "range_finder",
+    bounds=None,
+    clip: bool = False,
     oversampling: int | None = None,
     prune: float | None = None,
     split: float = 0.5,
@@ -128,10 +140,13 @@ def low_rank(
     exact value (any summation order), and max|Ω| <= t except with probability
     δ₁/4 (a Gaussian tail over the nℓ entries); entry (j, c) of QᵀA is within
     γ_m ‖A_{:,c}‖₁ (|Q| <= 1). Hardt & Roth's entries are unbounded, so these
-    errors are bounded by the data: before anything is charged, dpstats checks
-    that they stay below a quarter of the noise grid (for the neighbour too: a
-    row moves by at most √n in L1) and raises :class:`ParameterError` if not
-    (rescale A); the release then charges half a grid step per entry for them.
+    errors are bounded through the declared ``bounds`` B = max(|lower|, |upper|):
+    ‖A_i‖₁ <= n·B and ‖A_{:,c}‖₁ <= m·B. Before reading A, dpstats checks that
+    the errors these allow stay below a quarter of the noise grid (for the
+    neighbour too: a row moves by at most √n in L1) and raises
+    :class:`ParameterError` naming ``bounds`` if not (public quantities only:
+    narrow the bounds or rescale A); the release then charges half a grid step
+    per entry for them.
 
     Parameters
     ----------
@@ -145,6 +160,13 @@ def low_rank(
     delta : float
         0 < δ < 1.
     method : {"range_finder", "input_perturbation"}, default "range_finder"
+    bounds : tuple (lower, upper), required for the range finder
+        Public bounds on every entry of A, chosen without looking at the data
+        (ratings in [0, 5]: ``(0, 5)``). Optional for input perturbation,
+        whose sensitivity needs none (given, they are checked or clipped).
+    clip : bool, default False
+        Clip entries outside ``bounds`` to them instead of raising
+        :class:`~dpstats.exceptions.OutOfBoundsError`.
     oversampling : int, optional
         p >= 0 (range finder only); ℓ = k + p <= min(m, n). Default
         min(k, min(m, n) − k) (Hardt & Roth's Theorem 3.1 uses p = k).
@@ -187,7 +209,7 @@ def low_rank(
     >>> import dpstats as dps
     >>> rng = np.random.default_rng(0)
     >>> A = rng.standard_normal((2000, 2)) @ rng.standard_normal((2, 30)) * 50
-    >>> B = dps.low_rank(A, 2, 1.0, 1e-6, rng=0)
+    >>> B = dps.low_rank(A, 2, 1.0, 1e-6, bounds=(-2000, 2000), clip=True, rng=0)
     >>> int(np.linalg.matrix_rank(B))
     2
     """
@@ -201,13 +223,22 @@ def low_rank(
     epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
     check_choice(method, "method", METHODS)
     check_choice(noise, "noise", NOISE)
+    clip = check_flag(clip, "clip")
     check_accountant(accountant)
     if delta == 0:
         raise ParameterError("low_rank needs delta > 0 (both methods add Gaussian noise)")
-    A = as_array(A, "A", ndim=(2,))
+    if bounds is None and method == "range_finder":
+        raise ParameterError(
+            "low_rank needs bounds=(lower, upper) on the entries of A, chosen without looking at the data (ratings "
+            "in [0, 5]: bounds=(0, 5)): the range finder's floating-point error bound is computed from them"
+        )
+    lower, upper = (None, None) if bounds is None else _scalar_bounds(bounds)
+    A = check_columns(as_array(A, "A", ndim=(2,)), "A")
     engine = engine_of(A)
     m, n = A.shape
     k = check_int(k, "k", low=1, high=min(m, n))
+    if clip and lower is not None:
+        A = np.clip(A, lower, upper)  # each entry on its own (lazy on dask): keeps the neighbouring relation
     if method == "input_perturbation":
         if engine.LAZY:  # input perturbation releases a noisy copy of A, as large as A itself
             raise ParameterError(
@@ -216,6 +247,8 @@ def low_rank(
                 "memory"
             )
         check_finite(A, "A")
+        if lower is not None:
+            _check_entries(int(np.count_nonzero(((A < lower) | (A > upper)).any(axis=1))), lower, upper)
         release = make_noise(epsilon=epsilon, delta=delta, sensitivity=1.0, changed=n, noise=noise)
         charge(
             accountant,
@@ -239,18 +272,20 @@ def low_rank(
     tail = delta1 / 4
     tau = range_finder_sensitivity(ell, tail)
     omega_max = math.sqrt(2.0) * float(erfcinv(tail / (n * ell)))
+    # The products' floating-point errors, bounded through the declared bounds (public: checked before A is read).
+    entry = max(abs(lower), abs(upper))
+    finder_slack = _float_error_slack(n * entry, _grid(tau, ell, noise), gamma(n) * omega_max, extra=math.sqrt(n))
+    r_floor = math.sqrt(ell / m)  # the smallest possible largest row norm of an m × ell orthonormal basis
+    projection_slack = _float_error_slack(
+        m * entry, _grid(r_floor, ell * n, noise), gamma(m) * ORTHONORMAL_MARGIN, extra=1.0
+    )
     # Ω is secret and data-independent; drawing it before the charge (which uses no randomness) leaves the
     # stream, hence every release, as it was, and lets one pass over A check it and compute AΩ.
     omega = rng.standard_normal((n, ell))
-    nonfinite, row_l1, column_l1, sketch = engine.sketch(A, omega)  # one pass: checks A, and AΩ
+    nonfinite, outside, sketch = engine.sketch(A, omega, lower, upper)  # one pass: checks A, and AΩ
     if nonfinite:
         raise_nonfinite("A", nonfinite)
-    column_l1 = float(column_l1.max())
-    finder_slack = _float_error_slack(row_l1, _grid(tau, ell, noise), gamma(n) * omega_max, extra=math.sqrt(n))
-    r_floor = math.sqrt(ell / m)  # the smallest possible largest row norm of an m × ell orthonormal basis
-    projection_slack = _float_error_slack(
-        column_l1, _grid(r_floor, ell * n, noise), gamma(m) * ORTHONORMAL_MARGIN, extra=1.0
-    )
+    _check_entries(outside, lower, upper)
     finder = make_noise(
         epsilon=eps1,
         delta=delta1,
@@ -309,21 +344,36 @@ def _grid(sensitivity: float, changed: int, noise: str) -> Fraction | None:
     return None if noise == "float" else grid_for(sensitivity / math.sqrt(changed), _GRID_BITS)
 
 
-def _float_error_slack(largest_l1: float, grid: Fraction | None, factor: float, *, extra: float) -> float:
-    """Check that factor · (``largest_l1``, the largest L1 norm of A along the products' sums, plus ``extra`` for
-    the neighbour) stays within a quarter of the noise grid, and return the public slack that covers it (half a
-    grid step, for two datasets).
+def _scalar_bounds(bounds) -> tuple[float, float]:
+    lower, upper = check_bounds(bounds)
+    if lower.ndim or upper.ndim:
+        raise ParameterError(f"bounds must be a pair of numbers (lower, upper) for every entry of A; got {bounds!r}")
+    return float(lower), float(upper)
 
-    The check reads the data, before anything is charged (its error is seen by the caller only)."""
+
+def _check_entries(outside_rows: int, lower: float, upper: float) -> None:
+    """Raise for rows of A with an entry outside the declared bounds (their number only, never a value)."""
+    if outside_rows:
+        raise OutOfBoundsError(
+            f"A has {outside_rows} row(s) with entries outside the declared bounds [{lower:g}, {upper:g}]; fix the "
+            "bounds, or pass clip=True (clipping each entry to public bounds keeps the neighbouring relation)"
+        )
+
+
+def _float_error_slack(largest_l1: float, grid: Fraction | None, factor: float, *, extra: float) -> float:
+    """Check that factor · (``largest_l1``, the public bound on the L1 norm of A along the products' sums, from the
+    declared bounds, plus ``extra`` for the neighbour) stays within a quarter of the noise grid, and return the
+    public slack that covers it (half a grid step, for two datasets). Public quantities only: whether the call
+    refuses does not depend on A."""
     if grid is None:  # floating-point noise: no grid to protect
         return 0.0
     error = factor * (largest_l1 + extra)
     if not error <= float(grid) / 4:
         raise ParameterError(
-            f"A's entries are too large for a floating-point-safe release at this noise level: the products' "
-            f"rounding error ({error:.3g}) would exceed a quarter of the noise grid ({float(grid):.3g}); divide A "
-            "by a public constant (the guarantee is for A's rows changing by a vector of norm <= 1, so scale the "
-            "neighbouring relation with it)"
+            f"bounds are too wide for a floating-point-safe release at this noise level: entries up to "
+            f"{largest_l1:.3g}/row or column in L1 allow a rounding error of {error:.3g} in the products, above a "
+            f"quarter of the noise grid ({float(grid):.3g}); narrow the bounds, or divide A by a public constant "
+            "(the guarantee is for A's rows changing by a vector of norm <= 1, so scale the relation with it)"
         )
     return float(grid) / 2
 

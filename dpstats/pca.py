@@ -67,7 +67,17 @@ from ._engine.tables import named_rows
 from ._kernels.gram import float_gram_error, norm_bound_squared, symmetric_from_upper
 from ._kernels.rows import row_norm_violations
 from ._rounding import ORTHONORMAL_MARGIN, gamma
-from ._validation import check_array, check_choice, check_delta, check_epsilon, check_finite, check_int
+from ._trace import draw, observe
+from ._validation import (
+    check_array,
+    check_choice,
+    check_columns,
+    check_delta,
+    check_epsilon,
+    check_finite,
+    check_flag,
+    check_int,
+)
 from .accounting import DEFAULT_DELTA, Accountant, charge, check_accountant, split_epsilon
 from .accounting.events import Exponential
 from .bingham import OUTPUT_BITS, on_output_grid, score_sensitivity
@@ -79,6 +89,14 @@ from .noise.release import GRID_BITS, NOISE, Statistic, grid_for, make_noise
 __all__ = ["pca", "pca_ag", "pca_ppca", "pca_ppm", "pca_sn", "second_moment", "top_components"]
 
 MECHANISMS = ("ag", "sn", "ppm", "ppca", "amin")
+
+#: The keyword options :func:`pca` passes on to each mechanism.
+OPTIONS = {
+    "ag": ("calibration", "clip", "noise", "privacy_unit", "max_rows"),
+    "sn": ("clip",),
+    "ppm": ("n_iter", "clip", "noise", "privacy_unit", "max_rows"),
+    "ppca": ("sampler", "n_sweeps", "clip", "privacy_unit", "max_rows"),
+}
 
 SN_ERRATUM = (
     "Imtiaz (2017), 'A Note on Wishart Mechanisms for (epsilon, 0) Differential Privacy', proves that "
@@ -114,10 +132,8 @@ def second_moment(X, *, clip: bool = False) -> np.ndarray:
 
 
 def _checked_X(X, clip: bool) -> np.ndarray:
-    X = as_array(X, "X", ndim=(2,))
-    if X.shape[1] < 1:
-        raise DataValidationError(f"X must have at least one column; got shape {X.shape}")
-    return check_row_norms(X, "X", clip=True) if clip else X
+    X = check_columns(as_array(X, "X", ndim=(2,)))
+    return check_row_norms(X, "X", clip=True) if check_flag(clip, "clip") else X
 
 
 def _check_k(k, d: int) -> int:
@@ -381,6 +397,22 @@ def pca_sn(X, epsilon: float, *, clip: bool = False, rng=None, accountant: Accou
     return A
 
 
+#: The most noisy power iterations :func:`pca_ppm` runs (see its ``n_iter``).
+MAX_N_ITER = 10_000
+
+
+def _check_n_iter(n_iter) -> int:
+    """``n_iter`` as an int in [1, MAX_N_ITER], refused beyond with the reason (public quantities only)."""
+    if isinstance(n_iter, numbers.Integral) and not isinstance(n_iter, bool) and n_iter > MAX_N_ITER:
+        raise ParameterError(
+            f"n_iter must be an integer in [1, {MAX_N_ITER}]; got {n_iter!r}: every iteration is a noisy release "
+            f"of the same budget, so at n_iter = L each one gets sqrt(L) times the noise of a single release "
+            f"(delta > 0) or epsilon/L (delta = 0) — {math.isqrt(MAX_N_ITER)} times the noise at {MAX_N_ITER}, "
+            f"where the default is ceil(10 ln d) — and the run costs L products of the d x d matrix with d x k"
+        )
+    return check_int(n_iter, "n_iter", low=1, high=MAX_N_ITER)
+
+
 def default_n_iter(d: int, k: int) -> int:
     """The default number of noisy power iterations: ``ceil(10 ln d)``, at least 1.
 
@@ -492,8 +524,10 @@ def pca_ppm(
     delta : float
         δ = 0 for the Laplace variant, 0 < δ < 1 for the Gaussian one.
     n_iter : int, optional
-        Number L of noisy iterations; default :func:`default_n_iter` (``ceil(10
-        ln d)``, data-independent). The ICASSP 2016 paper chose
+        Number L of noisy iterations, 1 … :data:`MAX_N_ITER` (10,000); default
+        :func:`default_n_iter` (``ceil(10 ln d)``, data-independent). More is
+        refused: each iteration gets √L times the noise of one release (δ > 0)
+        or ε/L (δ = 0). The ICASSP 2016 paper chose
         L ∝ σ_k/(σ_k − σ_{k+1}) log d from the non-private spectrum; that choice
         is not private.
     clip : bool, default False
@@ -540,7 +574,7 @@ def pca_ppm(
     rows = bound_checked((X,), units, rng, check=None if clip else row_norm_violations)
     X, rows_bound, m = rows.arrays[0], rows.rows_bound, rows.max_rows
     d = X.shape[1]
-    L = default_n_iter(d, k) if n_iter is None else check_int(n_iter, "n_iter", low=1)
+    L = default_n_iter(d, k) if n_iter is None else _check_n_iter(n_iter)
     l2, l1 = (m * value for value in _ppm_sensitivities(d, k))
     slack = 2.0 * _product_error(rows_bound, d)
     if delta > 0:
@@ -701,7 +735,12 @@ def pca_ppca(
             relation=rows.relation,
             note=f"sequential: {k} vector-Bingham rejection draws at epsilon/{k}; {floating}",
         )
-        V = sample_sequential_bingham(A * (share / (2.0 * sensitivity)), k, rng=rng)
+        observe("PPCA score matrix (quadratic form)", A, sensitivity=sensitivity, norm="spectral", exact=False)
+        V = draw(
+            "exponential mechanism (sequential vector Bingham)",
+            rng,
+            lambda: sample_sequential_bingham(A * (share / (2.0 * sensitivity)), k, rng=rng),
+        )
     else:
         charge(
             accountant,
@@ -711,7 +750,12 @@ def pca_ppca(
             proven=False,
             note=f"Gibbs, {n_sweeps} sweeps: the guarantee holds for exact matrix-Bingham samples only; {floating}",
         )
-        V = sample_matrix_bingham(A * (epsilon / (2.0 * sensitivity)), k, n_sweeps=n_sweeps, rng=rng)
+        observe("PPCA score matrix (quadratic form)", A, sensitivity=sensitivity, norm="spectral", exact=False)
+        V = draw(
+            "exponential mechanism (matrix Bingham, Gibbs)",
+            rng,
+            lambda: sample_matrix_bingham(A * (epsilon / (2.0 * sensitivity)), k, n_sweeps=n_sweeps, rng=rng),
+        )
     return on_output_grid(V)
 
 
@@ -778,7 +822,8 @@ def pca(
     """
     check_choice(mechanism, "mechanism", MECHANISMS)
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
-    X = as_array(X, "X", ndim=(2,))
+    _check_options(mechanism, options)
+    X = check_columns(as_array(X, "X", ndim=(2,)))
     _check_k(k, X.shape[1])  # before any budget is charged
     if mechanism == "ppca":
         return pca_ppca(X, k, epsilon, rng=rng, accountant=accountant, **options)
@@ -787,13 +832,21 @@ def pca(
     if mechanism == "ppm":
         return pca_ppm(X, k, epsilon, delta, rng=rng, accountant=accountant, **options)
     if mechanism == "sn":
-        if options.get("privacy_unit") is not None:
-            raise ParameterError(
-                "mechanism='sn' is not differentially private at all: a privacy unit cannot make it so"
-            )
         return top_components(pca_sn(X, epsilon, rng=rng, accountant=accountant, **options), k)
     if delta == 0:
         raise ParameterError(
             "mechanism='ag' adds Gaussian noise and needs delta > 0; use mechanism='ppca' or 'ppm' for delta = 0"
         )
     return top_components(pca_ag(X, epsilon, delta, rng=rng, accountant=accountant, **options), k)
+
+
+def _check_options(mechanism: str, options: dict) -> None:
+    """Raise for an option of :func:`pca` that ``mechanism`` does not take, saying which mechanisms take it."""
+    if mechanism == "sn" and options.get("privacy_unit") is not None:
+        raise ParameterError("mechanism='sn' is not differentially private at all: a privacy unit cannot make it so")
+    for option in options:
+        if option in OPTIONS[mechanism]:
+            continue
+        takers = [m for m, names in OPTIONS.items() if option in names]
+        where = f"an option of mechanism={' or '.join(repr(m) for m in takers)}" if takers else "not an option of pca"
+        raise ParameterError(f"{option} is {where}; mechanism={mechanism!r} takes {', '.join(OPTIONS[mechanism])}")

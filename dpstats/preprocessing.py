@@ -9,7 +9,7 @@ do, reads the data and is not private: :func:`dpstats.compendium.datasets.scale_
 from __future__ import annotations
 
 from ._engine import as_array, check_row_norms
-from ._validation import check_positive
+from ._validation import check_columns, check_positive
 
 __all__ = ["clip_rows"]
 
@@ -38,4 +38,4 @@ def clip_rows(X, max_norm: float = 1.0):
     [[0.6000000000000001, 0.8], [0.3, 0.4]]
     """
     max_norm = check_positive(max_norm, "max_norm")
-    return check_row_norms(as_array(X, "X", ndim=(2,)), "X", max_norm=max_norm, clip=True)
+    return check_row_norms(check_columns(as_array(X, "X", ndim=(2,))), "X", max_norm=max_norm, clip=True)

@@ -29,19 +29,23 @@ uses. This is Smith's mechanism ("sample an interval between consecutive
 sorted data points with probability ∝ its length · exp(−ε|rank − qn|/2),
 then a point uniformly within it"), with lengths counted in grid points.
 
-One quantile is sampled **exactly**, with integer arithmetic only. Proposals
-J are uniform integers in {0, …, grid_size} (``Generator.integers``, exact);
-each is accepted with probability exp(−γ_J), γ_J = (ε′/2)(|c(J) − t| − d*),
-d* = min_j |c(j) − t|, drawn by the exact Bernoulli(exp(−γ)) sampler of
-Canonne, Kamath & Steinke (2020, Algorithm 1) for rational γ
-(:func:`dpstats.noise.exact.bernoulli_exp`). The first accepted proposal is
-returned. Proof: proposals are i.i.d. uniform and acceptance is an
-independent event with probability p_j = exp(−γ_j) <= 1, so the accepted J has
-P(J = j) ∝ p_j ∝ exp(−(ε′/2)|c(j) − t|): exactly the exponential mechanism at
-ε′. ε′ is ε rounded *down* to a multiple of 2^-40 (so γ is rational with
-denominator 2^51 and the mechanism is ε′-DP, hence ε-DP; ε is charged). The
-expected number of proposals is (grid_size + 1)/Σ_j p_j <= grid_size + 1 (the
-best point has p = 1); they are drawn in growing vectorised batches.
+One quantile is sampled **exactly, with a fixed number of random draws**
+(:func:`dpstats.noise.exponential.sample_runs`): the weight of grid point j is
+exp(−(ε′/2)|c(j) − t|) = exp(−a·|2^10·c(j) − 2^10·t|) with a = ε′/2^11 a dyadic
+rational, and the sampler inverts the distribution function of these weights
+with a uniform U of 128 bits, computing every quantity as an interval of
+integers that provably contains it (mpmath's interval arithmetic for the two
+exponentials, directed rounding for the rest) and returning j only when the
+intervals certify F(j) <= U·Z < F(j + 1): exactly the exponential mechanism at
+ε′. ε′ is ε rounded *down* to a multiple of 2^-40 (so a is rational and the
+mechanism is ε′-DP, hence ε-DP; ε is charged). Its work does not depend on the
+data: two 64-bit words are drawn, and the number of integer operations is a
+function of n, grid_size and ε only (the ranks whose weight can exceed
+2^-110/(grid_size + 1)); a third word, and a recomputation, happen with
+probability below 2^-100 whatever the data. (An earlier rejection sampler drew
+uniform proposals until one was accepted: its number of draws, hence its
+running time, had a data-dependent geometric distribution, whose tail has an
+unbounded privacy loss.)
 
 Several quantiles: the joint exponential mechanism of Gillenwater, Joseph &
 Kulesza (ICML 2021, "JointExp", Section 3 and Algorithm 1), on the grid. For
@@ -97,11 +101,21 @@ import numpy as np
 from ._engine import bound_rows, relation_of, take_units
 from ._engine.kinds import is_frame
 from ._engine.tables import from_table
-from ._validation import check_array, check_bounds, check_choice, check_epsilon, check_finite, check_int
+from ._trace import draw, observe
+from ._validation import (
+    check_array,
+    check_bounds,
+    check_choice,
+    check_epsilon,
+    check_finite,
+    check_flag,
+    check_int,
+    check_real_array,
+)
 from .accounting import Accountant, charge, check_accountant, split_epsilon
 from .accounting.events import Exponential
 from .exceptions import DataValidationError, OutOfBoundsError, ParameterError
-from .noise.exact import bernoulli_exp
+from .noise.exponential import sample_runs
 from .noise.random import check_rng, describe_source
 
 __all__ = ["GRID_SIZE", "private_bounds", "quantile"]
@@ -112,8 +126,6 @@ _MAX_GRID_SIZE = 2**24
 #: ε′ = ε rounded down to a multiple of 2^-_EPSILON_BITS; target ranks to multiples of 2^-_TARGET_BITS.
 _EPSILON_BITS = 40
 _TARGET_BITS = 10
-_FIRST_BATCH = 1024
-_MAX_BATCH = 2**16
 
 
 # ----------------------------------------------------------------------------- the public grid
@@ -140,17 +152,22 @@ class _Grid:
         unit = max(abs(self.lower), abs(self.upper)) * 2.0**-_LOG_UNIT_BITS
         return np.arcsinh(np.asarray(x, dtype=np.float64) / unit)
 
-    def cells(self, x: np.ndarray, clip: bool) -> np.ndarray:
-        """Each record's cell, sorted (the records are checked against the bounds first)."""
+    def check(self, x: np.ndarray, clip: bool, bounds: str = "bounds", name: str = "x") -> None:
+        """Raise for NaN or infinite records, and (unless ``clip``) for records outside the grid's bounds (the
+        parameter ``bounds``), with their count."""
         seen_lo, seen_hi = float(np.min(x)), float(np.max(x))
         if not (math.isfinite(seen_lo) and math.isfinite(seen_hi)):
-            check_finite(x, "x")
+            check_finite(x, name)
         if not clip and (seen_lo < self.lower or seen_hi > self.upper):
             outside = int(np.count_nonzero((x < self.lower) | (x > self.upper)))
             raise OutOfBoundsError(
-                f"x has {outside} value(s) outside the declared bounds [{self.lower:g}, {self.upper:g}]; fix the "
-                "bounds, or pass clip=True (clipping to public bounds keeps the privacy guarantee)"
+                f"{name} has {outside} value(s) outside the declared {bounds} [{self.lower:g}, {self.upper:g}]; fix "
+                f"the {bounds}, or pass clip=True (clipping to public bounds keeps the privacy guarantee)"
             )
+
+    def cells(self, x: np.ndarray, clip: bool) -> np.ndarray:
+        """Each record's cell, sorted (the records are checked against the bounds first)."""
+        self.check(x, clip)
         low, high = self._warp([self.lower, self.upper])
         cells = np.floor((self._warp(np.clip(x, self.lower, self.upper)) - low) * (self.size / (high - low)))
         return np.sort(np.clip(cells, 0, self.size - 1).astype(np.int64))
@@ -183,26 +200,17 @@ def _sample_one(
     cells: np.ndarray, level: float, epsilon: float, grid_size: int, rng, sensitivity: Fraction = Fraction(1)
 ) -> int:
     """The grid index j drawn exactly with P(j) ∝ exp(−(ε′/2)|c(j) − t|) (module docstring, "One quantile"), with
-    ε′ = ε/Δu rounded down (Δu = ``sensitivity``: 1 for records, m + 2^-10 for units)."""
-    n = cells.size
+    ε′ = ε/Δu rounded down (Δu = ``sensitivity``: 1 for records, m + 2^-10 for units): two 64-bit words drawn,
+    whatever the data."""
     scale = 1 << _TARGET_BITS
     eps_num = math.floor(Fraction(epsilon) / sensitivity * (1 << _EPSILON_BITS))  # ε′ = eps_num / 2^40 <= ε/Δu
-    target = round(Fraction(level) * n * scale)  # t = target / 2^10
+    target = round(Fraction(level) * cells.size * scale)  # t = target / 2^10
+    rate = Fraction(eps_num, 1 << (_EPSILON_BITS + _TARGET_BITS + 1))  # ε′/2 per unit of |c(j) − t|, per 2^-10
+    # the scores u(j) = −|c(j) − t| of every grid point, in units of 2^-10, and Δu in the same units
+    scores = lambda: -np.abs(np.searchsorted(cells, np.arange(grid_size + 1)) * scale - target)  # noqa: E731
+    observe("quantile scores", scores, sensitivity=sensitivity * scale, norm="linf")
     lengths = _run_lengths(cells, grid_size)
-    ranks = np.flatnonzero(lengths > 0)  # the ranks some grid point has
-    best = int(np.abs(ranks * scale - target).min())  # d* in units of 2^-10
-    denominator = 1 << (_EPSILON_BITS + _TARGET_BITS + 1)  # γ = eps_num · excess / 2^51
-    batch = min(_FIRST_BATCH, grid_size + 1)
-    while True:
-        j = rng.integers(0, grid_size + 1, size=batch)
-        rank = np.searchsorted(cells, j, side="left")  # c(j) = #{i : k_i < j}
-        excess = (np.abs(rank * scale - target) - best).astype(object) * eps_num
-        whole = (excess // denominator).astype(np.int64)
-        part = (excess % denominator).astype(np.int64)
-        accepted = np.flatnonzero(bernoulli_exp(part, denominator, rng) & bernoulli_exp(whole, 1, rng))
-        if accepted.size:
-            return int(j[accepted[0]])
-        batch = min(2 * batch, _MAX_BATCH)
+    return draw("exponential mechanism (one quantile)", rng, lambda: sample_runs(lengths, target, scale, rate, rng))
 
 
 # ----------------------------------------------------------------------------- several quantiles, GJK
@@ -276,19 +284,18 @@ def _sample_joint(cells: np.ndarray, levels: np.ndarray, epsilon: float, grid_si
 # ----------------------------------------------------------------------------- the public functions
 
 
-def _check_levels(q) -> tuple[np.ndarray, bool]:
-    """The quantile levels as a 1-D float array in [0, 1], and whether q was a scalar."""
-    scalar = isinstance(q, numbers.Real) and not isinstance(q, bool)
-    try:
-        levels = np.atleast_1d(np.asarray(q, dtype=np.float64))
-    except (TypeError, ValueError) as err:
-        raise ParameterError(f"q must be a number or a 1-D array of numbers in [0, 1]; got {q!r}") from err
+def _check_levels(q, name: str = "q") -> tuple[np.ndarray, bool]:
+    """The quantile levels as a 1-D float array in [0, 1], and whether ``q`` was a scalar (numbers only: never a
+    string, a bool or a complex number)."""
+    allowed = "a number or a non-empty 1-D array of numbers in [0, 1]"
+    scalar = isinstance(q, numbers.Real) and not isinstance(q, (bool, np.bool_))
+    levels = np.atleast_1d(check_real_array(q, name, allowed=allowed))
     if (
         levels.ndim != 1
         or levels.size == 0
         or not (np.isfinite(levels).all() and (levels >= 0).all() and (levels <= 1).all())
     ):
-        raise ParameterError(f"q must be a number or a non-empty 1-D array of numbers in [0, 1]; got {q!r}")
+        raise ParameterError(f"{name} must be {allowed}; got {q!r}")
     return levels, scalar
 
 
@@ -336,8 +343,8 @@ def quantile(
         Clip values outside ``bounds`` to them instead of raising
         ``OutOfBoundsError`` (a per-record public map: the guarantee holds).
     grid_size : int, default 65536
-        Number of cells of the public output grid (1 … 2^24). A single
-        quantile's exact sampler needs at most grid_size + 1 proposals on average.
+        Number of cells of the public output grid (2 … 2^24). A single
+        quantile's exact sampler draws two 64-bit words whatever the data.
     scale : {"linear", "log"}, default "linear"
         Spacing of the grid: equal steps of (upper − lower)/grid_size, or equal
         steps of asinh(x/s) with s = 2^-10·max(|lower|, |upper|) — geometric
@@ -384,6 +391,7 @@ def quantile(
     True
     """
     epsilon, rng = check_epsilon(epsilon), check_rng(rng)
+    clip = check_flag(clip, "clip")
     check_accountant(accountant)
     levels, scalar = _check_levels(q)
     grid = _check_grid(bounds, "bounds", grid_size, scale)
@@ -409,7 +417,7 @@ def _check_grid(bounds, name: str, grid_size, scale) -> _Grid:
     return _Grid(
         float(lower),
         float(upper),
-        check_int(grid_size, "grid_size", high=_MAX_GRID_SIZE),
+        check_int(grid_size, "grid_size", low=2, high=_MAX_GRID_SIZE),
         check_choice(scale, "scale", SCALES),
     )
 
@@ -424,6 +432,11 @@ def _kept_cells(x: np.ndarray, grid: _Grid, clip: bool, units, rng) -> tuple[np.
     return grid.cells(kept, clip), m
 
 
+def _score_sensitivity(m: int) -> Fraction:
+    """Δu of one quantile's score (module docstring): 1 for records, m + 2^-10 with m records per unit."""
+    return Fraction(1) if m == 1 else m + Fraction(1, 1 << _TARGET_BITS)
+
+
 def _indices_of_cells(
     cells: np.ndarray, levels: np.ndarray, epsilon: float, grid: _Grid, rng, accountant, m: int, relation: str
 ) -> np.ndarray:
@@ -436,12 +449,11 @@ def _indices_of_cells(
             "quantile",
             [Exponential(epsilon)],
             relation=relation,
-            note=f"{units}exponential mechanism (Smith 2011) on a {grid.describe()}; exact sampler (uniform proposals, "
-            f"exact Bernoulli(exp(-gamma))), epsilon rounded down to a multiple of 2^-{_EPSILON_BITS}; "
-            f"{describe_source(rng)}",
+            note=f"{units}exponential mechanism (Smith 2011) on a {grid.describe()}; exact sampler (inversion with "
+            f"certified intervals, two 64-bit words drawn whatever the data), epsilon rounded down to a multiple of "
+            f"2^-{_EPSILON_BITS}; {describe_source(rng)}",
         )
-        sensitivity = Fraction(1) if m == 1 else m + Fraction(1, 1 << _TARGET_BITS)
-        return np.array([_sample_one(cells, float(levels[0]), epsilon, grid.size, rng, sensitivity)])
+        return np.array([_sample_one(cells, float(levels[0]), epsilon, grid.size, rng, _score_sensitivity(m))])
     charge(
         accountant,
         "quantile",
@@ -454,8 +466,30 @@ def _indices_of_cells(
     )
     order = np.argsort(levels, kind="stable")
     indices = np.empty(levels.size, dtype=np.int64)
-    indices[order] = _sample_joint(cells, levels[order], epsilon * 2 / (3 * m - 1), grid.size, rng)  # Δu = 3m − 1
+    observe(  # the joint utility's outputs are not enumerable: its scores at public probe tuples
+        "joint quantile scores at probe tuples",
+        lambda: _joint_scores(cells, levels[order], grid.size),
+        sensitivity=3 * m - 1,
+        norm="linf",
+        exact=False,
+    )
+    indices[order] = draw(
+        "joint exponential mechanism",
+        rng,
+        lambda: _sample_joint(cells, levels[order], epsilon * 2 / (3 * m - 1), grid.size, rng),  # Δu = 3m − 1
+    )
     return indices
+
+
+def _joint_scores(cells: np.ndarray, levels: np.ndarray, grid_size: int, probes: int = 256) -> np.ndarray:
+    """The joint utility u(o) = −Σ_j |c(o_j) − c(o_{j−1}) − τ_j| (module docstring) at ``probes`` non-decreasing
+    tuples of grid points drawn from a fixed public seed (for the sensitivity checker of :mod:`dpstats.audit`)."""
+    n = cells.size
+    tuples = np.sort(np.random.default_rng(0).integers(0, grid_size + 1, (probes, levels.size)), axis=1)
+    ranks = np.searchsorted(cells, tuples, side="left")
+    bounded = np.hstack([np.zeros((probes, 1)), ranks, np.full((probes, 1), n)])
+    targets = np.diff(np.concatenate([[0.0], levels, [1.0]])) * n
+    return -np.abs(np.diff(bounded, axis=1) - targets).sum(axis=1)
 
 
 def private_bounds(
@@ -464,6 +498,7 @@ def private_bounds(
     *,
     range,
     quantiles=(0.05, 0.95),
+    clip: bool = False,
     grid_size: int = GRID_SIZE,  # noqa: A002
     scale: str = "log",
     privacy_unit=None,
@@ -503,13 +538,20 @@ def private_bounds(
         The wide public range; for a DataFrame, one pair for every column or a
         dict ``{column: (lower, upper)}``.
     quantiles : pair of float, default (0.05, 0.95)
-        The levels of the lower and upper bound, 0 <= q_lo < q_hi <= 1. More
+        The levels of the lower and upper bound, 0 < q_lo < q_hi < 1 (a level 0
+        or 1 is refused: every grid point beyond the extreme record has the best
+        score, so the bound would be the edge of the range, not of the data). More
         extreme levels clip less but are found less reliably: the level q_lo
         leaves q_lo·n ranks of margin, and a stretch of the range with no data
         wins once ε·q_lo·n/2 is small against the log of its share of the grid
         (with n = 5000 and ε = 0.2, (0.01, 0.99) often returns the edge of the
         range; (0.05, 0.95) does not). Each level is released on its own, and
         the two results are sorted (post-processing).
+    clip : bool, default False
+        Clip values outside ``range`` to it instead of raising
+        :class:`~dpstats.exceptions.OutOfBoundsError` (every value is checked
+        before anything is charged; clipping to the public range keeps the
+        guarantee).
     grid_size : int, default 65536
     scale : {"log", "linear"}, default "log"
         The grid of :func:`quantile`; the bounds are two of its points.
@@ -535,24 +577,20 @@ def private_bounds(
     >>> m = dps.mean(incomes, 0.9, bounds=(lo, hi), clip=True, rng=0)
     """
     epsilon, rng = check_epsilon(epsilon), check_rng(rng)
+    clip = check_flag(clip, "clip")
     check_accountant(accountant)
-    levels, _ = _check_levels(quantiles)
-    if levels.size != 2 or not levels[0] < levels[1]:
-        raise ParameterError(f"quantiles must be a pair (q_lo, q_hi) with 0 <= q_lo < q_hi <= 1; got {quantiles!r}")
+    levels, _ = _check_levels(quantiles, "quantiles")
+    if levels.size != 2 or not 0 < levels[0] < levels[1] < 1:
+        raise ParameterError(f"quantiles must be a pair (q_lo, q_hi) with 0 < q_lo < q_hi < 1; got {quantiles!r}")
     x, units = take_units(x, privacy_unit, max_rows)
     values, table = from_table(x, "x")
     if table is None or table.columns is None:
-        column, m = _kept_rows(check_finite(check_array(values, "x", ndim=(1,)), "x"), units, rng)
-        return _bounds_of_column(
-            column,
-            epsilon,
-            _check_grid(range, "range", grid_size, scale),
-            levels,
-            m,
-            relation_of(units),
-            rng,
-            accountant,
-        )
+        grid = _check_grid(range, "range", grid_size, scale)
+        column = check_array(values, "x", ndim=(1,))
+        units = None if units is None else units.aligned(column.shape[0], lazy=False)
+        grid.check(column, clip, "range")  # every record, before anything is charged
+        column, m = _kept_rows(column, units, rng)
+        return _bounds_of_column(column, epsilon, grid, levels, m, relation_of(units), rng, accountant)
     d = len(table.columns)
     if isinstance(range, Mapping):
         lows, highs = table.per_column(range, "range", pair=True)
@@ -563,7 +601,11 @@ def private_bounds(
     else:
         grids = [_check_grid(range, "range", grid_size, scale)] * d
     # every column is checked before any charge; with a unit, one choice of records for every column
-    values, m = _kept_rows(check_finite(check_array(values, "x", ndim=(2,)), "x"), units, rng)
+    values = check_array(values, "x", ndim=(2,))
+    units = None if units is None else units.aligned(values.shape[0], lazy=False)
+    for i, column in enumerate(table.columns):
+        grids[i].check(values[:, i], clip, "range", f"x[{column!r}]")
+    values, m = _kept_rows(values, units, rng)
     share = split_epsilon(epsilon, d)
     return {
         column: _bounds_of_column(values[:, i], share, grids[i], levels, m, relation_of(units), rng, accountant)

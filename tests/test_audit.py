@@ -167,7 +167,7 @@ def test_audit_low_rank(method, under):
     eps, delta = 1.0, 1e-5
 
     def mech(data, e, rng):
-        return dps.low_rank(data, 1, e, delta, method=method, rng=rng)
+        return dps.low_rank(data, 1, e, delta, method=method, bounds=(0, 1), rng=rng)
 
     clean, broken = _flagged_and_clean(
         mech, A, Ap, lambda B: B[0, 0] > 0.5, eps=eps, delta=delta, n_runs=2000, seed=31, under=under

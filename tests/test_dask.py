@@ -66,9 +66,12 @@ MECHANISMS = {
     "covariance amin adaptive": lambda v, M, y, r: dps.covariance(M, 1.0, rank=3, split="adaptive", clip=True, rng=r),
     "cca": lambda v, M, y, r: dps.cca(M[:, :3], M[:, 3:], 2, 1.0, 1e-6, rng=r).C_hat,
     "svm objective": lambda v, M, y, r: dps.svm(M, y, 1.0, lam=1e-3, rng=r),
-    "svm output": lambda v, M, y, r: dps.svm(M, y, 1.0, lam=1e-3, method="output", rng=r),
+    # output perturbation takes a fixed number of gradient steps, each one pass (one compute on dask): 40 here
+    "svm output": lambda v, M, y, r: dps.svm(M, y, 1.0, lam=1e-3, method="output", max_iter=40, rng=r),
     "logistic objective": lambda v, M, y, r: dps.logistic_regression(M, y, 1.0, lam=1e-3, rng=r),
-    "logistic output": lambda v, M, y, r: dps.logistic_regression(M, y, 1.0, lam=1e-3, method="output", rng=r),
+    "logistic output": lambda v, M, y, r: dps.logistic_regression(
+        M, y, 1.0, lam=1e-3, method="output", max_iter=40, rng=r
+    ),
 }
 
 
@@ -84,12 +87,12 @@ def test_same_seed_same_release_as_numpy(name):
 
 
 def test_low_rank_same_release_streamed_and_lazy_output():
-    expected = dps.low_rank(A, 2, 1.0, 1e-6, rng=4)
-    released = dps.low_rank(lazy(A, 701), 2, 1.0, 1e-6, rng=4)
+    expected = dps.low_rank(A, 2, 1.0, 1e-6, bounds=(-1, 1), rng=4)
+    released = dps.low_rank(lazy(A, 701), 2, 1.0, 1e-6, bounds=(-1, 1), rng=4)
     assert isinstance(released, da.Array) and released.chunks[0] == (701,) * 4 + (196,)
     np.testing.assert_array_equal(released.compute(), expected)
     with pytest.raises(dps.ParameterError, match="range_finder"):
-        dps.low_rank(lazy(A), 2, 1.0, 1e-6, method="input_perturbation", rng=4)
+        dps.low_rank(lazy(A), 2, 1.0, 1e-6, method="input_perturbation", bounds=(-1, 1), rng=4)
 
 
 def frame(array, columns, partitions=7):
@@ -207,7 +210,7 @@ VIOLATIONS = {
         "3 row",
     ),
     "low_rank infinite": (
-        lambda v, M, y, acc: dps.low_rank(M, 2, 1.0, 1e-6, accountant=acc),
+        lambda v, M, y, acc: dps.low_rank(M, 2, 1.0, 1e-6, bounds=(-1, 1), accountant=acc),
         "X",
         np.inf,
         dps.DataValidationError,

@@ -18,7 +18,7 @@ PACKAGE = ROOT / "dpstats"
 
 #: Bottom first; a module may import from its own layer or below. A name ending in ".*" is a whole subpackage.
 LAYERS = [
-    ["dpstats.exceptions", "dpstats._validation", "dpstats._rounding"],
+    ["dpstats.exceptions", "dpstats._validation", "dpstats._rounding", "dpstats._trace"],
     ["dpstats.accounting.*"],
     ["dpstats.noise.*"],
     ["dpstats._kernels.*"],

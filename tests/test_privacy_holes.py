@@ -35,7 +35,7 @@ FAILING_CALLS = {
     "pca_ppca": lambda acc: dps.pca_ppca(X, 2, 1.0, sampler="metropolis", accountant=acc),
     "pca": lambda acc: dps.pca(X, 5, epsilon=1.0, accountant=acc),
     "cca": lambda acc: dps.cca(X, Y_VIEW, 1, 1.0, 1e-6, ridge=-1.0, accountant=acc),
-    "low_rank": lambda acc: dps.low_rank(X, 2, 1.0, 1e-6, oversampling=3, accountant=acc),
+    "low_rank": lambda acc: dps.low_rank(X, 2, 1.0, 1e-6, bounds=(-1, 1), oversampling=3, accountant=acc),
     "svm": lambda acc: dps.svm(X, LABELS, 1.0, lam=0.1, method="objective", max_iter=0, accountant=acc),
     "logistic_regression": lambda acc: dps.logistic_regression(X, LABELS[:-1], 1.0, lam=0.1, accountant=acc),
 }
@@ -54,11 +54,11 @@ def test_low_rank_caps_the_oversampled_rank_at_the_matrix_size(shape, k):
     """l = k + p never exceeds min(m, n): the three reported shapes release a rank-k matrix instead of charging
     and crashing with a raw NumPy error."""
     acc = dps.Accountant(10.0, 1e-5, composition="basic")
-    B = dps.low_rank(np.ones(shape), k, 1.0, 1e-6, accountant=acc, rng=0)
+    B = dps.low_rank(np.ones(shape), k, 1.0, 1e-6, bounds=(0, 1), accountant=acc, rng=0)
     assert B.shape == shape and np.isfinite(B).all() and np.linalg.matrix_rank(B) <= k
     assert len(acc.ledger) == 1
     with pytest.raises(ParameterError, match="oversampling"):
-        dps.low_rank(np.ones(shape), k, 1.0, 1e-6, oversampling=min(shape) - k + 1, accountant=acc)
+        dps.low_rank(np.ones(shape), k, 1.0, 1e-6, bounds=(0, 1), oversampling=min(shape) - k + 1, accountant=acc)
     assert len(acc.ledger) == 1
 
 
@@ -130,7 +130,7 @@ def test_valid_inputs_from_the_report_now_work():
     with pytest.raises(dps.BudgetExceededError):
         dps.Accountant(1.0, 0.1, composition="advanced").check(800.0)
     for shape, k in [((1, 6), 1), ((3, 10), 2), ((5, 40), 3)]:
-        assert np.isfinite(dps.low_rank(np.ones(shape), k, 1.0, 1e-6, rng=0)).all()
+        assert np.isfinite(dps.low_rank(np.ones(shape), k, 1.0, 1e-6, bounds=(0, 1), rng=0)).all()
 
 
 # ----------------------------------------------------------------------------- found by the adversarial review

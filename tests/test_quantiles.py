@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import polars as pl
 import pytest
+from _counting import Counted
 from scipy import stats
 
 import dpstats as dps
@@ -56,18 +57,13 @@ def test_single_quantile_sampler_follows_the_exact_pmf(q, epsilon):
     assert _chi2_pvalue(observed, _single_pmf(cells, q, epsilon, grid_size)) > ALPHA
 
 
-def test_single_quantile_never_uses_a_float_probability(monkeypatch):
-    """The sampler's only random calls are exact uniform integers and exact Bernoulli(exp(−num/den)) draws."""
-    seen = []
-    original = quantiles_module.bernoulli_exp
-
-    def spy(num, den, rng):
-        seen.append((np.asarray(num).dtype, np.asarray(den).dtype))
-        return original(num, den, rng)
-
-    monkeypatch.setattr(quantiles_module, "bernoulli_exp", spy)
-    dps.quantile(np.linspace(0, 1, 50), 0.5, 0.7, bounds=(0, 1), rng=0)
-    assert seen and all(np.issubdtype(a, np.integer) and np.issubdtype(b, np.integer) for a, b in seen)
+def test_single_quantile_draws_two_uniform_words_and_nothing_else():
+    """The sampler's only randomness is one uniform of 128 bits (two raw 64-bit words): no float is drawn, and no
+    loop draws until acceptance (tests/test_hardening.py checks neighbours)."""
+    for n, epsilon in ((50, 0.7), (400, 5.0), (3, 1e-6)):
+        draws = Counted(7)
+        dps.quantile(np.linspace(0, 1, n), 0.5, epsilon, bounds=(0, 1), rng=draws.generator)
+        assert draws.count == 2
 
 
 @pytest.mark.parametrize(

@@ -115,7 +115,7 @@ MECHANISMS = {
         VALUES, 0.5, 1.0, bounds=(0, 10), privacy_unit=u, max_rows=m, rng=r, accountant=a
     ),
     "private_bounds": lambda u, m, r, a: np.array(
-        dps.private_bounds(VALUES, 1.0, range=(0.01, 1e3), privacy_unit=u, max_rows=m, rng=r, accountant=a)
+        dps.private_bounds(VALUES, 1.0, range=(0.01, 1e3), clip=True, privacy_unit=u, max_rows=m, rng=r, accountant=a)
     ),
     "pca_ag": lambda u, m, r, a: dps.pca_ag(X, 1.0, 1e-6, privacy_unit=u, max_rows=m, rng=r, accountant=a),
     "pca_ppm": lambda u, m, r, a: dps.pca_ppm(X, 2, 1.0, 1e-6, privacy_unit=u, max_rows=m, rng=r, accountant=a),

@@ -100,7 +100,7 @@ def test_bounds_must_match_shape():
 
 
 def test_histogram_bins_and_range():
-    with pytest.raises(ParameterError, match="bins must be an integer >= 1"):
+    with pytest.raises(ParameterError, match=r"bins must be an integer in \[1, 16777216\]"):
         _histogram(bins=0)
     with pytest.raises(ParameterError, match="bins must be"):
         _histogram(bins=np.linspace(0, 1, 5))
@@ -119,7 +119,7 @@ def test_check_row_norms():
     from dpstats._engine import check_row_norms
 
     X2 = np.array([[0.6, 0.8], [1.0, 1.0], [0.0, 0.1]])
-    with pytest.raises(OutOfBoundsError, match=r"1 row\(s\) with L2 norm > 1 \(largest 1.414\)"):
+    with pytest.raises(OutOfBoundsError, match=r"X has 1 row\(s\) with L2 norm > 1; clip"):
         check_row_norms(X2)
     clipped = check_row_norms(X2, clip=True)
     assert np.allclose(np.linalg.norm(clipped, axis=1), [1.0, 1.0, 0.1])

@@ -16,7 +16,7 @@ implementation (:mod:`~dpstats._engine.dask_engine` is the other; CONTRIBUTING.m
 ``bin_counts``            counts in public equal-width bins
 ``persist_rows``          X and y kept where the solver reads them many times (ERM)
 ``map_rows``              one value per row, blockwise
-``sketch``                for the range finder: non-finite count, largest row/column L1 norms, AΩ
+``sketch``                for the range finder: non-finite count, rows outside the declared bounds, AΩ
 ``row_product``           QᵀA for a small Q
 ``lazy_product``          L @ R, as large as the data
 ``map_row_blocks``        a row-wise map, blockwise
@@ -117,33 +117,33 @@ def bin_counts(x, bins: int, lower: float, upper: float, *, clip: bool, name: st
     return engine_of(x).bin_counts(x, bins, lower, upper, clip=clip).checked(lower, upper, name)
 
 
-def float_gram(X, rows_bound: int | None = None) -> np.ndarray:
+def float_gram(X, rows_bound: int | None = None, name: str = "X") -> np.ndarray:
     """Check the rows of ``X`` (‖x_i‖² <= 1 + τ, finite) and return XᵀX (float, symmetric, not divided by n).
 
     The block products are added by the fixed tree of :class:`dpstats._kernels.reduce.DyadicSum`: the result is
     bitwise the same whatever the number of cores, or the chunks of a dask ``X``; its error is within
     :func:`dpstats._kernels.gram.float_gram_error` per entry for ``rows_bound`` rows. ``rows_bound`` is the public
     bound on the rows (their number, or N·m after contribution bounding, when the number is not public); the rows
-    per block are computed from it.
+    per block are computed from it. ``name`` names the data in the errors.
     """
-    return _gram(X, None, rows_bound)
+    return _gram(X, None, rows_bound, name)
 
 
-def grid_gram(X, grid: Fraction, rows_bound: int | None = None) -> GridGram:
+def grid_gram(X, grid: Fraction, rows_bound: int | None = None, name: str = "X") -> GridGram:
     """Check the rows of ``X`` and return XᵀX rounded block by block to ``grid`` (:mod:`dpstats._kernels.gram`),
     with the slack of the public ``rows_bound`` (see :func:`float_gram`)."""
     d = X.shape[1]
     rows_bound = X.shape[0] if rows_bound is None else rows_bound
-    return GridGram(_gram(X, grid, rows_bound), grid, grid_gram_slack(rows_bound, d, grid))
+    return GridGram(_gram(X, grid, rows_bound, name), grid, grid_gram_slack(rows_bound, d, grid))
 
 
-def _gram(X, grid: Fraction | None, rows_bound: int | None) -> np.ndarray:
+def _gram(X, grid: Fraction | None, rows_bound: int | None, name: str) -> np.ndarray:
     """XᵀX over blocks of public size, each block's rows checked while it is in cache, then multiplied (in memory,
     one contiguous run of blocks per core, each in its own thread with a single-threaded BLAS)."""
     rows, leaf, new_sum = gram_reduction(X.shape[0] if rows_bound is None else rows_bound, X.shape[1], grid)
     found = reduce_rows((X,), rows, leaf, new_sum, check=row_norm_violations, parallel=True)
     if found.checks is not None:
-        found.checks.raise_error("X")
+        found.checks.raise_error(name)
     return found.body.total()
 
 

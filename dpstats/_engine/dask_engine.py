@@ -32,6 +32,7 @@ from .._kernels.fixed_point import BinCounts, ChunkSums, FixedPoint, chunk_bin_c
 from .._kernels.reduce import Part, chunk_part, merge_parts
 from .._kernels.rows import scaled_rows
 from .._kernels.units import canonical_ids, row_hashes, select_rows
+from .._validation import check_numeric_dtype
 from ..exceptions import DataValidationError
 from . import numpy_engine
 from .units import Bounded, Units
@@ -76,8 +77,7 @@ def as_array(x, name: str, *, ndim: tuple[int, ...], min_rows: int = 1) -> da.Ar
         array = x
     else:
         raise DataValidationError(f"{name} must be a dask array, DataFrame or Series; got {type(x).__name__}")
-    if array.dtype.kind not in "biuf":
-        raise DataValidationError(f"{name} must be numeric array-like; got a dask collection of dtype {array.dtype}")
+    check_numeric_dtype(array.dtype, name)
     if array.ndim not in ndim:
         allowed = " or ".join(f"{d}-D" for d in ndim)
         raise DataValidationError(f"{name} must be {allowed}; got an array of shape {array.shape}")
@@ -285,28 +285,15 @@ def map_rows(blockwise, X: da.Array, y: da.Array) -> da.Array:
     return values.persist()
 
 
-def sketch(A, omega: np.ndarray) -> tuple[int, float, np.ndarray, np.ndarray]:
+def sketch(A, omega: np.ndarray, lower: float, upper: float) -> tuple[int, int, np.ndarray]:
     """One pass over A for the range finder of :func:`dpstats.low_rank`: the number of NaN or infinite values,
-    the largest row L1 norm, the column L1 norms and AΩ (gathered: m × ℓ)."""
-    return _tree(_shares(functools.partial(_sketch_chunk, omega=omega), _whole_rows(A)), _join_sketches)
-
-
-def _sketch_chunk(A: np.ndarray, omega: np.ndarray):
-    nonfinite = int(A.size - np.count_nonzero(np.isfinite(A)))
-    if nonfinite:  # the release will raise: nothing else to compute
-        return nonfinite, 0.0, np.zeros(A.shape[1]), np.empty((0, omega.shape[1]))
-    absolute = np.abs(A)
-    return nonfinite, float(absolute.sum(axis=1).max(initial=0.0)), absolute.sum(axis=0), A @ omega
+    the number of rows with an entry outside [lower, upper], and AΩ (gathered: m × ℓ)."""
+    chunk = functools.partial(numpy_engine.sketch, omega=omega, lower=lower, upper=upper)
+    return _tree(_shares(chunk, _whole_rows(A)), _join_sketches)
 
 
 def _join_sketches(shares: list):
-    nonfinite = sum(s[0] for s in shares)
-    return (
-        nonfinite,
-        max(s[1] for s in shares),
-        functools.reduce(operator.add, (s[2] for s in shares)),
-        np.concatenate([s[3] for s in shares]),
-    )
+    return sum(s[0] for s in shares), sum(s[1] for s in shares), np.concatenate([s[2] for s in shares])
 
 
 def row_product(Q: np.ndarray, A) -> np.ndarray:

@@ -18,7 +18,7 @@ from .._kernels.fixed_point import BinCounts, ChunkSums, FixedPoint, chunk_bin_c
 from .._kernels.reduce import Part, chunk_part, merge_parts
 from .._kernels.rows import check_row_norms as _check_rows
 from .._kernels.units import row_hashes, select_rows
-from .._validation import check_array, check_finite
+from .._validation import check_array
 from .units import Bounded, Units
 
 __all__ = [
@@ -135,12 +135,15 @@ def map_rows(blockwise: Callable, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     return blockwise(X, y)
 
 
-def sketch(A: np.ndarray, omega: np.ndarray) -> tuple[int, float, np.ndarray, np.ndarray]:
-    """For the range finder of :func:`dpstats.low_rank`: the number of NaN or infinite values (0: raises
-    otherwise), the largest row L1 norm, the column L1 norms and AΩ."""
-    check_finite(A, "A")
-    absolute = np.abs(A)
-    return 0, float(absolute.sum(axis=1).max()), absolute.sum(axis=0), A @ omega
+def sketch(A: np.ndarray, omega: np.ndarray, lower: float, upper: float) -> tuple[int, int, np.ndarray]:
+    """For the range finder of :func:`dpstats.low_rank`: the number of NaN or infinite values, the number of rows
+    with an entry outside the declared [lower, upper], and AΩ (empty when either count is not 0: the release
+    raises)."""
+    nonfinite = int(A.size - np.count_nonzero(np.isfinite(A)))
+    outside = int(np.count_nonzero(((A < lower) | (A > upper)).any(axis=1))) if A.size else 0
+    if nonfinite or outside:
+        return nonfinite, outside, np.empty((0, omega.shape[1]))
+    return 0, 0, A @ omega
 
 
 def row_product(Q: np.ndarray, A: np.ndarray) -> np.ndarray:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validation import check_real_array
 from ..exceptions import DataValidationError, ParameterError
 from .kinds import is_frame, library
 from .units import unit_column
@@ -121,18 +122,12 @@ class TableSource:
         return pl.DataFrame(np.asarray(matrix), schema=columns)
 
 
-def from_table(x, name: str):
-    """``(array, TableSource)`` for a pandas/polars Series or DataFrame, ``(x, None)`` for anything else.
-
-    The array is float64; non-numeric columns raise :class:`DataValidationError`
-    naming them. Missing values become NaN, which every mechanism refuses with
-    a count (they are never dropped silently).
-    """
+def check_numeric_columns(x, name: str) -> None:
+    """Raise :class:`DataValidationError` naming the non-numeric columns of the pandas/polars table ``x`` (the
+    check of :func:`from_table`, without the conversion)."""
     lib = library(x)
     if lib is None:
-        return x, None
-    if not hasattr(x, "dtype") and not is_frame(x):
-        raise DataValidationError(f"{name} must be numeric array-like, a Series or a DataFrame; got {type(x).__name__}")
+        return
     frame = is_frame(x)
     columns = tuple(x.columns) if frame else None
     dtypes = list(x.dtypes) if frame else [x.dtype]
@@ -148,6 +143,23 @@ def from_table(x, name: str):
             f"{name}[[...numeric columns...]]), or release the counts of a categorical column with "
             "dps.histogram(column, epsilon, categories=[...public list...])"
         )
+
+
+def from_table(x, name: str):
+    """``(array, TableSource)`` for a pandas/polars Series or DataFrame, ``(x, None)`` for anything else.
+
+    The array is float64; non-numeric columns raise :class:`DataValidationError`
+    naming them. Missing values become NaN, which every mechanism refuses with
+    a count (they are never dropped silently).
+    """
+    lib = library(x)
+    if lib is None:
+        return x, None
+    if not hasattr(x, "dtype") and not is_frame(x):
+        raise DataValidationError(f"{name} must be numeric array-like, a Series or a DataFrame; got {type(x).__name__}")
+    check_numeric_columns(x, name)
+    frame = is_frame(x)
+    columns = tuple(x.columns) if frame else None
     values = _to_float(x, lib)
     return values, TableSource(lib, columns, None if frame else getattr(x, "name", None))
 
@@ -156,7 +168,7 @@ def _numeric_dtype(lib: str, dtype) -> bool:
     if lib == "pandas":
         import pandas as pd
 
-        return pd.api.types.is_numeric_dtype(dtype)
+        return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype)
     return dtype.is_numeric() or str(dtype) == "Boolean"
 
 
@@ -211,9 +223,13 @@ def check_weights(weights, shape: tuple[int, ...], table: TableSource | None) ->
     DataFrame)."""
     if table is not None:
         weights = table.per_column(weights, "weights", pair=False)
+        weights = list(weights) if isinstance(weights, np.ndarray) and weights.dtype == object else weights
+    allowed = "positive numbers, one per coordinate of the release (a dict {column: weight} for a DataFrame)"
     try:
-        array = np.broadcast_to(np.asarray(weights, dtype=np.float64), shape)
-    except (TypeError, ValueError) as err:
+        array = np.broadcast_to(check_real_array(weights, "weights", allowed=allowed), shape)
+    except ValueError as err:
+        if isinstance(err, ParameterError):
+            raise
         raise ParameterError(
             f"weights must be positive numbers, one per coordinate of the release {shape} (a dict "
             f"{{column: weight}} for a DataFrame); got {weights!r}"

@@ -32,25 +32,21 @@ NORM_TOLERANCE = 1e-10
 
 @dataclass(frozen=True)
 class RowNormViolations:
-    """What a row-norm check found in some rows (added up over chunks): NaN or infinite values, rows with a norm
-    above the bound, and the largest squared norm among those rows."""
+    """What a row-norm check found in some rows (added up over chunks): NaN or infinite values and rows with a
+    norm above the bound, counted (the error names counts, never a value of the data)."""
 
     nonfinite: int = 0
     over: int = 0
-    largest: float = 0.0
 
     def __add__(self, other: RowNormViolations) -> RowNormViolations:
-        return RowNormViolations(
-            self.nonfinite + other.nonfinite, self.over + other.over, max(self.largest, other.largest)
-        )
+        return RowNormViolations(self.nonfinite + other.nonfinite, self.over + other.over)
 
     def raise_error(self, name: str, max_norm: float = 1.0) -> None:
         """Raise the error these violations call for (non-finite values first)."""
         if self.nonfinite:
             raise_nonfinite(name, self.nonfinite)
         raise OutOfBoundsError(
-            f"{name} has {self.over} row(s) with L2 norm > {max_norm:g} "
-            f"(largest {np.sqrt(self.largest):.4g}); clip them with "
+            f"{name} has {self.over} row(s) with L2 norm > {max_norm:g}; clip them with "
             f"dpstats.preprocessing.clip_rows({name}, {max_norm:g}) or pass clip=True "
             "(dividing by the largest norm reads the data and is not private)"
         )
@@ -67,7 +63,7 @@ def row_norm_violations(X: np.ndarray, max_norm: float = 1.0) -> RowNormViolatio
         if bad:
             return RowNormViolations(nonfinite=bad)
     over = sq > limit  # an overflowing square of finite values counts as over the bound
-    return RowNormViolations(over=int(over.sum()), largest=float(sq.max()))
+    return RowNormViolations(over=int(over.sum()))
 
 
 def check_row_norms(X: np.ndarray, name: str = "X", *, max_norm: float = 1.0, clip: bool = False) -> np.ndarray:

@@ -9,7 +9,8 @@ import os
 import threading
 from pathlib import Path
 
-from .._validation import check_choice, check_delta, check_epsilon
+from .._trace import active, event
+from .._validation import check_choice, check_delta, check_epsilon, check_flag
 from ..exceptions import (
     AccountantSharingError,
     BudgetExceededError,
@@ -118,15 +119,13 @@ class Accountant:
         self.delta = check_delta(delta)
         self.composition = check_choice(composition, "composition", RULES)
         self.slack = self._check_slack(slack)
-        if not isinstance(allow_unproven, bool):
-            raise ParameterError(f"allow_unproven must be True or False; got {allow_unproven!r}")
-        self.allow_unproven = allow_unproven
+        self.allow_unproven = check_flag(allow_unproven, "allow_unproven")
         self._records: list[Record] = []
         self._open: set[int] = set()  # indices of the parallel blocks not yet closed
         self._entered: list[int] = []  # indices of the records in the order they entered the running total
         self._running = Composition.of(self.composition, self.delta, self.slack)
         self._lock = threading.RLock()
-        self.ledger_file = None if ledger_file is None else Path(ledger_file).resolve()
+        self.ledger_file = None if ledger_file is None else _ledger_path(ledger_file)
         self._log = None if self.ledger_file is None else LedgerLog(self.ledger_file)
         if self._log is not None:
             with self._lock:
@@ -669,6 +668,16 @@ def check_accountant(accountant):
     return accountant
 
 
+def _ledger_path(ledger_file) -> Path:
+    """The ledger file's absolute path: a path (str or os.PathLike) to a file, not to a folder."""
+    if not isinstance(ledger_file, (str, os.PathLike)):
+        raise ParameterError(f"ledger_file must be a path to a file (a str or os.PathLike); got {ledger_file!r}")
+    path = Path(ledger_file).resolve()
+    if path.is_dir():
+        raise ParameterError(f"ledger_file must be a path to a file; {path} is a folder")
+    return path
+
+
 def charge(
     accountant,
     mechanism: str,
@@ -686,6 +695,17 @@ def charge(
     it: a release that does not (None) is refused on a branch of a parallel block, which needs it
     (:meth:`Accountant.parallel`). ``noise``: the release's noise in its own units (a
     :class:`~dpstats.accounting.ledger.NoiseStatement`, from :meth:`dpstats.noise.release.Noise.statement`, or
-    several), shown in the ledger."""
+    several), shown in the ledger. Every charge, with or without an accountant, is an event of
+    :mod:`dpstats._trace` (the privacy events, the relation and ``proven``: public values)."""
+    if active() is not None:  # the sensitivity checker is recording (off by default: nothing is computed)
+        statements = noise if isinstance(noise, (list, tuple)) else [noise]
+        event(
+            "charge",
+            mechanism,
+            events=[e.to_dict() if hasattr(e, "to_dict") else repr(e) for e in events],
+            relation=relation,
+            proven=proven,
+            noise=[n.to_dict() for n in statements if n is not None],
+        )
     if check_accountant(accountant) is not None:
         accountant.record(mechanism, events, note=note, proven=proven, noise=noise, relation=relation)

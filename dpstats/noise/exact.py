@@ -152,7 +152,7 @@ def _floor_div_exact(u: np.ndarray, v: np.ndarray, t: int, s: int) -> np.ndarray
     y = (u + t * np.where(safe, v, 0)) // s
     big = np.flatnonzero(~safe)
     exact = [(int(u[i]) + t * int(v[i])) // s for i in big]
-    if max(exact) > INT64_MAX:
+    if max(exact, default=0) > INT64_MAX:  # the caller's test is coarser (U < t): none may need Python ints
         y = y.astype(object)
     y[big] = exact
     return y

@@ -43,12 +43,13 @@ def secure_generator() -> np.random.Generator:
     return np.random.Generator(ChaCha(key=int.from_bytes(os.urandom(32), "little"), rounds=20))
 
 
-def check_rng(rng) -> np.random.Generator:
+def check_rng(rng, name: str = "rng") -> np.random.Generator:
     """Turn ``rng`` into a :class:`numpy.random.Generator`.
 
     ``None``: a cryptographically secure generator with fresh OS entropy;
     an int >= 0 or a :class:`numpy.random.SeedSequence`: a reproducible PCG64
-    generator (not secure); a ``Generator``: used as it is.
+    generator (not secure); a ``Generator``: used as it is. ``name``: the
+    parameter's name in the error (``random_state`` for the estimators).
     """
     if rng is None:
         return secure_generator()
@@ -59,7 +60,8 @@ def check_rng(rng) -> np.random.Generator:
     if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) and rng >= 0:
         return np.random.default_rng(int(rng))
     raise ParameterError(
-        f"rng must be None (secure OS-keyed source), a non-negative int seed or a numpy.random.Generator; got {rng!r}"
+        f"{name} must be None (secure OS-keyed source), a non-negative int seed or a numpy.random.Generator; "
+        f"got {rng!r}"
     )
 
 

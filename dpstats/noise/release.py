@@ -47,6 +47,7 @@ from fractions import Fraction
 import numpy as np
 
 from .._rounding import float_up, sqrt_up
+from .._trace import draw, observe
 from .._validation import check_choice
 from ..accounting.events import Event, Gaussian, Laplace
 from ..accounting.gaussian import ROUND_UP, gaussian_epsilon
@@ -148,16 +149,25 @@ class _GridNoise(Noise):
         return grid_half_width(self.kind, self.scale, self.grid, confidence)
 
     def apply(self, statistic: Statistic, rng: np.random.Generator) -> np.ndarray:
-        """Round the statistic to the grid (exactly), add exact integer noise, scale back."""
+        """Round the statistic to the grid (exactly), add exact integer noise, scale back.
+
+        The instrumentation point of :mod:`dpstats._trace`: the integer statistic on the grid moves by at most the
+        event's integer sensitivity between neighbours (L1 for Laplace, L2 for Gaussian noise)."""
         from .exact import discrete_gaussian, discrete_laplace
 
         rounded = self._rounded(statistic)
         shape = np.shape(rounded)
-        if self.kind == "laplace":
-            noise = discrete_laplace(self.scale.numerator, self.scale.denominator, shape, rng)
-        else:
-            noise = discrete_gaussian(self.scale.numerator, self.scale.denominator, shape, rng)
-        return integers_times_grid(_add(rounded, noise), self.grid)
+        norm = "l1" if self.kind == "laplace" else "l2"
+        observe(f"statistic on the grid {float(self.grid):g}", rounded, sensitivity=self.event.sensitivity, norm=norm)
+
+        def sample():
+            if self.kind == "laplace":
+                noise = discrete_laplace(self.scale.numerator, self.scale.denominator, shape, rng)
+            else:
+                noise = discrete_gaussian(self.scale.numerator, self.scale.denominator, shape, rng)
+            return integers_times_grid(_add(rounded, noise), self.grid)
+
+        return draw(f"discrete {self.kind} noise", rng, sample)
 
     def _rounded(self, statistic: Statistic):
         if not _same_unit(statistic.unit, self.unit):
@@ -273,9 +283,11 @@ class _FloatNoise(Noise):
 
     def apply(self, statistic: Statistic, rng: np.random.Generator) -> np.ndarray:
         value = statistic.as_float()
+        norm = "l1" if self.kind == "laplace" else "l2"
+        observe("statistic in floating point", value, sensitivity=self.event.sensitivity, norm=norm, exact=False)
         if self.kind == "laplace":
-            return value + rng.laplace(0.0, self.scale, size=value.shape)
-        return value + rng.normal(0.0, self.scale, size=value.shape)
+            return draw("Laplace noise", rng, lambda: value + rng.laplace(0.0, self.scale, size=value.shape))
+        return draw("Gaussian noise", rng, lambda: value + rng.normal(0.0, self.scale, size=value.shape))
 
 
 def make_noise(

@@ -131,7 +131,7 @@ def releases() -> dict:
         "svm_output": lambda: dps.svm(X, y, 1.0, lam=0.01, method="output", rng=26),
         "logistic_objective": lambda: dps.logistic_regression(X, y, 1.0, lam=0.01, rng=27),
         "logistic_output": lambda: dps.logistic_regression(X, y, 1.0, lam=0.01, method="output", rng=28),
-        "low_rank_range_finder": lambda: dps.low_rank(A, 2, 1.0, 1e-6, rng=29),
+        "low_rank_range_finder": lambda: dps.low_rank(A, 2, 1.0, 1e-6, bounds=(0, 1), rng=29),
         "low_rank_input": lambda: dps.low_rank(A, 2, 1.0, 1e-6, method="input_perturbation", rng=30),
         "estimator_pca": lambda: dps.estimators.DPPCA(2, epsilon=1.0, random_state=31).fit(X).components_,
         "estimator_cca": lambda: dps.estimators.DPCCA(2, epsilon=1.0, random_state=32).fit(X / 1.5, Y / 1.5).x_weights_,
@@ -173,7 +173,7 @@ def releases() -> dict:
             "dask_pca_ag": lambda: dps.pca_ag(Xd, 1.0, 1e-6, rng=53),
             "dask_pca_ppm": lambda: dps.pca_ppm(Xd, 2, 1.0, 1e-6, rng=54),
             "dask_svm": lambda: dps.svm(Xd, yd, 1.0, lam=0.01, rng=55),
-            "dask_low_rank": lambda: dps.low_rank(da.from_array(A, chunks=30), 2, 1.0, 1e-6, rng=56),
+            "dask_low_rank": lambda: dps.low_rank(da.from_array(A, chunks=30), 2, 1.0, 1e-6, bounds=(0, 1), rng=56),
             "dask_covariance_amin": lambda: dps.covariance(Xd, 1.0, rng=125),
         }
     )
@@ -192,7 +192,7 @@ def _ledger():
     dps.quantile(x, 0.5, 1.0, bounds=(0, 1), rng=46, accountant=acc)
     dps.svm(X, y, 1.0, lam=0.01, rng=47, accountant=acc)
     dps.cca(X / 1.5, Y / 1.5, 2, 1.0, 1e-6, rng=48, accountant=acc)
-    dps.low_rank(A, 2, 1.0, 1e-6, rng=49, accountant=acc)
+    dps.low_rank(A, 2, 1.0, 1e-6, bounds=(0, 1), rng=49, accountant=acc)
     return acc
 
 

@@ -1,0 +1,919 @@
+"""The bad-input battery: every public mechanism and estimator, called with inputs a careful user and a hostile one
+would try, each outcome classified.
+
+Each :class:`Case` says what a correct answer is: an error naming one of ``names`` (a ``dpstats`` error, raised
+before anything is charged), or, for ``names=None``, a documented valid result (``check`` tells it apart from a
+wrong one). :func:`outcome` runs a case against a fresh accountant and classifies what happened:
+
+* ``clear``    — a dpstats error naming the parameter, nothing charged (correct for a bad input);
+* ``valid``    — a result that passes the case's check (correct for a valid input);
+* ``unclear``  — an error that is not a dpstats error, or does not name the parameter;
+* ``silent``   — a bad input accepted with a result, or a valid input given a wrong result;
+* ``refused``  — a valid input refused;
+* ``charged``  — an error raised after the accountant was charged;
+* ``hang``     — no answer within :data:`TIMEOUT` seconds.
+
+``tests/test_battery.py`` runs it in a subprocess (an address-space limit and an alarm per case, so that an
+allocation of terabytes or an endless loop is classified, not suffered) and asserts that every outcome is correct.
+``python tests/_battery.py`` prints the totals and every incorrect case; ``--json`` prints the outcomes.
+
+Parameters that a version of the library does not have are left out of the base calls (``_supported``), so the
+battery runs on older versions too: that is how the totals before the hardening were measured.
+"""
+
+from __future__ import annotations
+
+import datetime
+import inspect
+import json
+import math
+import signal
+import sys
+import warnings
+from collections import Counter
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+import dpstats as dps
+import dpstats.exceptions as dpx
+from dpstats.estimators import DPCCA, DPPCA, DPLinearSVC, DPLogisticRegression
+from dpstats.preprocessing import clip_rows
+
+#: Seconds a case may run before it counts as a hang.
+TIMEOUT = 20
+#: Address-space limit of the battery's process (bytes): an absurd allocation fails instead of swapping.
+MEMORY_LIMIT = 6 * 2**30
+
+OUTCOMES = ("clear", "valid", "unclear", "silent", "refused", "charged", "hang")
+CORRECT = ("clear", "valid")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call: ``call(accountant)``; ``names``: the parameter names a correct error names (None: valid input);
+    ``check``: for a valid input, whether the result is the documented one."""
+
+    function: str
+    label: str
+    call: object
+    names: tuple[str, ...] | None
+    check: object = None
+
+
+# ----------------------------------------------------------------------------- data (small: the battery is fast)
+
+_RNG = np.random.default_rng(2027)
+x = np.linspace(0.05, 0.95, 40)
+X = _RNG.uniform(-1, 1, (40, 3)) / 2
+Y = _RNG.uniform(-1, 1, (40, 2)) / 2
+LABELS = np.where(X[:, 0] > 0, 1.0, -1.0)
+ZERO_ONE = (LABELS > 0).astype(int)
+A = _RNG.integers(0, 4, (8, 10)).astype(float) / 4
+UNITS = np.repeat(np.arange(20), 2)
+
+
+def _finite(value) -> bool:
+    try:
+        return bool(np.isfinite(np.asarray(value, dtype=np.float64)).all())
+    except (TypeError, ValueError):
+        return False
+
+
+def _always(value) -> bool:
+    return value is not None
+
+
+def _supported(function, name: str) -> bool:
+    target = getattr(function, "__wrapped__", function)
+    while hasattr(target, "__wrapped__"):
+        target = target.__wrapped__
+    return name in inspect.signature(target).parameters
+
+
+def _low_rank_kw() -> dict:
+    """The entries' bounds of A for :func:`dpstats.low_rank`, where the function takes them."""
+    return {"bounds": (0, 1)} if _supported(dps.low_rank, "bounds") else {}
+
+
+# ----------------------------------------------------------------------------- the bad values
+
+
+BAD_EPSILON = [0, -1.0, math.nan, math.inf, "1", True, None, 1e-13, [1.0], 1j]
+BAD_DELTA = [-0.1, 1, 2.0, math.nan, "0", True, None, 1j]
+FLAGS = ("clip", "fit_intercept")
+BAD_FLAG = ["no", "yes", 1, 0, None, [True], np.array([True, False]), 1.0]
+BAD_RNG = [-1, 1.5, "seed", np.random.RandomState(0), [1, 2], True]
+BAD_ACCOUNTANT = ["acc", 1.0, object()]
+BAD_NOISE = ["exactly", None, 1]
+BAD_COUNT = [0, -1, 1.5, "2", True, None, 10**30]
+NOT_NUMBERS = {
+    "strings": np.array(["0.1", "0.5", "0.9"]),
+    "string list": ["0.1", "0.5", "0.9"],
+    "complex": 5j * np.array([0.1, 0.5, 0.9]),
+    "objects": np.array([0.1, "a", None], dtype=object),
+    "object floats": np.array([0.1, 0.5, 0.9], dtype=object),
+    "fractions": [Fraction(1, 3), Fraction(1, 2)],
+    "datetimes": np.array(["2020-01-01", "2021-01-01"], dtype="datetime64[D]"),
+    "timedeltas": np.array([1, 2], dtype="timedelta64[s]"),
+    "bytes": b"abc",
+    "dict": {"a": 0.5},
+    "ragged": [[0.1], [0.2, 0.3]],
+    "None": None,
+}
+NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+def _bad_bounds(name: str) -> dict:
+    return {
+        "None": None,
+        "reversed": (1, 0),
+        "equal": (0.5, 0.5),
+        "nan": (0, math.nan),
+        "inf": (0, math.inf),
+        "one value": (0,),
+        "three values": (0, 1, 2),
+        "string": "ab",
+        "digit string": "09",
+        "string pair": ("0", "1"),
+        "string side": (0, "1"),
+        "bool pair": (False, True),
+        "complex side": (0, 1j),
+        "None side": (0, None),
+        "datetime side": (np.datetime64("2020-01-01"), np.datetime64("2021-01-01")),
+        "overflowing width": (-1e308, 1e308),
+        "scalar": 1.0,
+    }
+
+
+def _matrix_variants(name: str) -> dict:
+    """Bad data matrices (n × d)."""
+    return {
+        "1-D": np.array([0.1, 0.2, 0.3]),
+        "3-D": np.zeros((4, 2, 2)),
+        "no rows": np.zeros((0, 3)),
+        "no columns": np.zeros((5, 0)),
+        "nan": np.array([[0.1, math.nan], [0.2, 0.1]]),
+        "inf": np.array([[0.1, math.inf], [0.2, 0.1]]),
+        "strings": np.array([["0.1", "0.2"], ["0.3", "0.1"]]),
+        "complex": 0.3j * np.ones((3, 2)),
+        "objects": np.array([[0.1, "a"], [0.2, None]], dtype=object),
+        "datetimes": np.array([["2020-01-01", "2020-01-02"]], dtype="datetime64[D]"),
+        "None": None,
+        "scalar": 0.5,
+        "ragged": [[0.1, 0.2], [0.3]],
+    }
+
+
+# ----------------------------------------------------------------------------- the cases
+
+
+def _cases_for(function: str, call, base_args: tuple, base_kwargs: dict, data_names: tuple, mutations: dict):
+    """Cases of ``function``: the valid base call, then one per (parameter, bad value) of ``mutations``.
+
+    ``mutations``: parameter name -> (values (a dict label -> value, or a list), names a correct error names, or
+    None for valid values, and an optional check). Data parameters (``data_names``) are positional."""
+
+    def make(args, kwargs):
+        charged = "accountant" in kwargs and kwargs["accountant"] is None  # the base call's: the battery's accountant
+        return lambda acc: call(*args, **({**kwargs, "accountant": acc} if charged else kwargs))
+
+    found = [Case(function, "valid base call", make(base_args, base_kwargs), None, _always)]
+    for param, spec in mutations.items():
+        if param in FLAGS and not _supported(call, param):
+            continue  # a flag this version does not have
+        values, names, *rest = spec
+        check = rest[0] if rest else _always
+        items = values.items() if isinstance(values, dict) else ((repr(v)[:40], v) for v in values)
+        for label, value in items:
+            args, kwargs = list(base_args), dict(base_kwargs)
+            if param in data_names:
+                args[data_names.index(param)] = value
+            else:
+                kwargs[param] = value
+            found.append(Case(function, f"{param}={label}", make(tuple(args), kwargs), names, check))
+    return found
+
+
+def _common(names_eps=("epsilon",), with_delta=True, flags=("clip",), noise=True) -> dict:
+    common = {
+        "epsilon": (BAD_EPSILON, names_eps),
+        "rng": (BAD_RNG, ("rng",)),
+        "accountant": (BAD_ACCOUNTANT, ("accountant",)),
+    }
+    if with_delta:
+        common["delta"] = (BAD_DELTA, ("delta",))
+    for flag in flags:
+        common[flag] = (BAD_FLAG, (flag,))
+    if noise:
+        common["noise"] = (BAD_NOISE, ("noise",))
+    return common
+
+
+def _numeric_data(name: str = "x") -> dict:
+    import pandas as pd
+
+    bad = {label: np.array([0.1, value, 0.5]) for label, value in NON_FINITE.items()}
+    bad.update(NOT_NUMBERS)
+    bad.update({"empty": [], "scalar": 0.5, "4-D": np.zeros((2, 2, 2, 2))})
+    bad.update(
+        {
+            "pandas strings": pd.Series(["0.1", "0.5"]),
+            "pandas datetimes": pd.Series(pd.to_datetime(["2020-01-01", "2021-01-01"])),
+            "pandas categories": pd.Series(["a", "b"], dtype="category"),
+            "pandas objects": pd.Series([0.1, 0.5], dtype=object),
+        }
+    )
+    return bad
+
+
+def _units(names=("privacy_unit", "max_rows")) -> dict:
+    return {
+        "max_rows": ({"without unit": 2}, ("max_rows",)),
+        "privacy_unit": (
+            {
+                "without max_rows": UNITS,
+                "wrong length": UNITS[:5],
+                "column name without a table": "person",
+                "scalar": 5,
+            },
+            names,
+        ),
+    }
+
+
+def descriptive_cases() -> list[Case]:
+    found = []
+    for name in ("mean", "variance", "sum"):
+        function = getattr(dps, name)
+        mutations = {
+            "x": (_numeric_data(), ("x",)),
+            **_common(),
+            "bounds": (_bad_bounds("bounds"), ("bounds",)),
+            "axis": ([2, 1.5, "0", True, [0]], ("axis",)),
+            "weights": (
+                {"negative": [-1.0], "nan": [math.nan], "string": "1", "dict without a table": {"a": 1}},
+                ("weights",),
+            ),
+            **_units(),
+        }
+        found += _cases_for(
+            name, function, (x,), {"epsilon": 1.0, "bounds": (0, 1), "rng": 0, "accountant": None}, ("x",), mutations
+        )
+        # valid inputs that must be accepted, with the documented result
+        for label, data in {
+            "bool data": np.array([True, False, True]),
+            "int data": np.array([0, 1, 1]),
+            "float32 data": x.astype(np.float32),
+            "list data": [0.1, 0.5],
+        }.items():
+            found.append(
+                Case(
+                    name,
+                    label,
+                    (lambda f, d: lambda acc: f(d, 1.0, bounds=(0, 1), rng=0, accountant=acc))(function, data),
+                    None,
+                    _finite,
+                )
+            )
+        found.append(
+            Case(
+                name,
+                "clip=numpy bool",
+                (lambda f: lambda acc: f(2 * x, 1.0, bounds=(0, 1), clip=np.True_, rng=0, accountant=acc))(function),
+                None,
+                _finite,
+            )
+        )
+        found.append(
+            Case(
+                name,
+                "epsilon=numpy float",
+                (lambda f: lambda acc: f(x, np.float64(1.0), bounds=(0, 1), rng=0, accountant=acc))(function),
+                None,
+                _finite,
+            )
+        )
+    # variance of one record: a documented refusal (the sensitivity needs n >= 2)
+    found.append(
+        Case(
+            "variance",
+            "one record",
+            lambda acc: dps.variance([0.5], 1.0, bounds=(0, 1), accountant=acc),
+            ("n >= 2", "n ≥ 2", "two records", "at least 2"),
+        )
+    )
+    found += _cases_for(
+        "count",
+        dps.count,
+        (x,),
+        {"epsilon": 1.0, "privacy_unit": UNITS, "max_rows": 2, "rng": 0, "accountant": None},
+        ("x",),
+        {
+            "x": ({"no length": 5, "empty": [], "None": None}, ("x",)),
+            **_common(flags=()),
+            "max_rows": ({"zero": 0, "float": 1.5, "bool": True, "string": "2"}, ("max_rows",)),
+            "privacy_unit": ({"wrong length": UNITS[:5], "scalar": 5}, ("privacy_unit",)),
+        },
+    )
+    found.append(
+        Case(
+            "count",
+            "strings, no unit",
+            lambda acc: dps.count(["a", "b"], 1.0, accountant=acc),
+            None,
+            lambda v: v == 2.0,
+        )
+    )
+    return found
+
+
+def histogram_cases() -> list[Case]:
+    mutations = {
+        "x": ({**_numeric_data(), "2-D": np.zeros((3, 2))}, ("x",)),
+        **_common(),
+        "range": (_bad_bounds("range"), ("range",)),
+        "bins": ([0, -1, 1.5, "10", True, None, 10**12, np.linspace(0, 1, 5)], ("bins",)),
+        "categories": ({"with range": ["a"]}, ("categories", "range")),
+        **_units(),
+    }
+    found = _cases_for(
+        "histogram",
+        dps.histogram,
+        (x,),
+        {"epsilon": 1.0, "range": (0, 1), "rng": 0, "accountant": None},
+        ("x",),
+        mutations,
+    )
+    words = np.array(["a", "b", "a", "c"])
+    found += _cases_for(
+        "histogram",
+        dps.histogram,
+        (words,),
+        {"epsilon": 1.0, "categories": ["a", "b"], "other": "o", "rng": 0, "accountant": None},
+        ("x",),
+        {
+            "categories": (
+                {"a string": "ab", "empty": [], "duplicates": ["a", "a"], "unhashable": [["a"]], "None": None},
+                ("categories",),
+            ),
+            "other": ({"a category": "a"}, ("other",)),
+            "x": ({"2-D": np.array([["a", "b"]]), "empty": []}, ("x",)),
+        },
+    )
+    found.append(
+        Case(
+            "histogram",
+            "bool data",
+            lambda acc: dps.histogram(np.array([True, False]), 1.0, range=(0, 1), rng=0, accountant=acc),
+            None,
+            lambda v: _finite(v[0]),
+        )
+    )
+    return found
+
+
+def quantile_cases() -> list[Case]:
+    mutations = {
+        "x": ({**_numeric_data(), "2-D": np.zeros((3, 2))}, ("x",)),
+        **_common(with_delta=False, noise=False),
+        "bounds": (_bad_bounds("bounds"), ("bounds",)),
+        "q": (
+            ["0.5", -0.1, 1.1, math.nan, [], [[0.5]], True, None, 0.5j, ["0.5"], np.array(["0.5"]), {0.5: 1}],
+            ("q",),
+        ),
+        "grid_size": ([0, 1, 1.5, "16", True, None, 2**25], ("grid_size",)),
+        "scale": (["ln", None, 1], ("scale",)),
+        **_units(),
+    }
+    found = _cases_for(
+        "quantile",
+        dps.quantile,
+        (x, 0.5),
+        {"epsilon": 1.0, "bounds": (0, 1), "rng": 0, "accountant": None},
+        ("x", "q"),
+        mutations,
+    )
+    found.append(
+        Case(
+            "quantile",
+            "grid_size=2",
+            lambda acc: dps.quantile(x, 0.5, 1.0, bounds=(0, 1), grid_size=2, rng=0, accountant=acc),
+            None,
+            lambda v: v in (0.0, 0.5, 1.0),
+        )
+    )
+    found.append(
+        Case(
+            "quantile",
+            "q=numpy float",
+            lambda acc: dps.quantile(x, np.float64(0.5), 1.0, bounds=(0, 1), rng=0, accountant=acc),
+            None,
+            lambda v: isinstance(v, float),
+        )
+    )
+    found.append(
+        Case(
+            "quantile",
+            "q=fraction",
+            lambda acc: dps.quantile(x, Fraction(1, 2), 1.0, bounds=(0, 1), rng=0, accountant=acc),
+            None,
+            lambda v: isinstance(v, float),
+        )
+    )
+    found.append(
+        Case(
+            "quantile",
+            "bool data",
+            lambda acc: dps.quantile(np.array([True, False, True]), 0.5, 1.0, bounds=(0, 1), rng=0, accountant=acc),
+            None,
+            _finite,
+        )
+    )
+    found += _cases_for(
+        "private_bounds",
+        dps.private_bounds,
+        (x,),
+        {"epsilon": 1.0, "range": (0.001, 10), "rng": 0, "accountant": None},
+        ("x",),
+        {
+            "x": ({**_numeric_data(), "outside range": 100 * x, "below range": -x}, ("x", "range")),
+            **_common(with_delta=False, flags=(), noise=False),
+            "range": (_bad_bounds("range"), ("range",)),
+            "quantiles": (
+                [(0, 1), (0.9, 0.1), (0.5,), (0.5, 0.5), ("0.1", "0.9"), 0.5, (-0.1, 0.9), (0.1, math.nan)],
+                ("quantiles",),
+            ),
+            "grid_size": ([0, 1, 1.5, "16", True, 2**25], ("grid_size",)),
+            "scale": (["ln", None], ("scale",)),
+            **_units(),
+        },
+    )
+    if _supported(dps.private_bounds, "clip"):
+        found.append(
+            Case(
+                "private_bounds",
+                "outside range, clip=True",
+                lambda acc: dps.private_bounds(100 * x, 1.0, range=(0.001, 10), clip=True, rng=0, accountant=acc),
+                None,
+                lambda v: v[0] < v[1],
+            )
+        )
+    return found
+
+
+def pca_cases() -> list[Case]:
+    matrices = _matrix_variants("X")
+    matrices["row norm > 1"] = 3 * X
+    found = []
+    for name, args, kwargs, extra in (
+        (
+            "pca_ag",
+            (X,),
+            {"epsilon": 1.0, "delta": 1e-6},
+            {"calibration": (["exact", None], ("calibration",)), "delta": ([0.0, *BAD_DELTA], ("delta",))},
+        ),
+        (
+            "pca_ppm",
+            (X, 2),
+            {"epsilon": 1.0, "delta": 1e-6},
+            {"k": (BAD_COUNT + [4], ("k",)), "n_iter": ([0, 1.5, "3", True, 10**7, 10**12], ("n_iter",))},
+        ),
+        (
+            "pca_ppca",
+            (X, 2),
+            {"epsilon": 1.0},
+            {
+                "k": (BAD_COUNT + [4], ("k",)),
+                "sampler": (["metropolis", None], ("sampler",)),
+                "n_sweeps": ([3], ("n_sweeps",)),
+            },
+        ),
+    ):
+        function = getattr(dps, name)
+        data = ("X", "k") if len(args) == 2 else ("X",)
+        mutations = {
+            "X": (matrices, ("X",)),
+            **_common(with_delta=name != "pca_ppca", noise=name != "pca_ppca"),
+            **_units(),
+            **extra,
+        }
+        found += _cases_for(name, function, args, {**kwargs, "rng": 0, "accountant": None}, data, mutations)
+    found += _cases_for(
+        "pca_sn",
+        dps.pca_sn,
+        (X,),
+        {"epsilon": 1.0, "rng": 0},
+        ("X",),
+        {
+            "X": (matrices, ("X",)),
+            "epsilon": (BAD_EPSILON, ("epsilon",)),
+            "clip": (BAD_FLAG, ("clip",)),
+            "rng": (BAD_RNG, ("rng",)),
+        },
+    )
+    found += _cases_for(
+        "pca",
+        dps.pca,
+        (X, 2),
+        {"epsilon": 1.0, "delta": 1e-6, "rng": 0, "accountant": None},
+        ("X", "k"),
+        {
+            "X": (matrices, ("X",)),
+            "k": (BAD_COUNT + [4], ("k",)),
+            "mechanism": (["xx", None], ("mechanism",)),
+            "n_iter": ([5], ("n_iter",)),
+            "n_sweeps": ([3], ("n_sweeps",)),
+            "calibration": (["classic "], ("calibration",)),
+            "foo": ([1], ("foo",)),
+            **_common(noise=False, flags=()),
+        },
+    )
+    found.append(
+        Case(
+            "pca",
+            "epsilon positional",
+            lambda acc: dps.pca(X, 2, 1.0, 1e-6, rng=0, accountant=acc),
+            None,
+            lambda v: np.shape(v) == (3, 2),
+        )
+    )
+    found.append(
+        Case(
+            "pca",
+            "n_iter with ppm",
+            lambda acc: dps.pca(X, 2, 1.0, 1e-6, mechanism="ppm", n_iter=3, rng=0, accountant=acc),
+            None,
+            lambda v: np.shape(v) == (3, 2),
+        )
+    )
+    found += _cases_for(
+        "top_components",
+        dps.top_components,
+        (np.diag([3.0, 1.0, 2.0]), 2),
+        {},
+        ("A_hat", "k"),
+        {
+            "A_hat": (
+                {
+                    "not square": np.ones((2, 3)),
+                    "not symmetric": np.array([[1.0, 2.0], [0.0, 1.0]]),
+                    "nan": np.array([[math.nan]]),
+                    "complex": 1j * np.eye(2),
+                    "strings": np.array([["1"]]),
+                    "1-D": np.ones(3),
+                    "None": None,
+                },
+                ("A_hat",),
+            ),
+            "k": (BAD_COUNT + [4], ("k",)),
+        },
+    )
+    return found
+
+
+def cca_cases() -> list[Case]:
+    matrices = _matrix_variants("X")
+    found = _cases_for(
+        "cca",
+        dps.cca,
+        (X, Y, 1),
+        {"epsilon": 1.0, "delta": 1e-6, "rng": 0, "accountant": None},
+        ("X", "Y", "k"),
+        {
+            "X": ({**matrices, "joint rows > 1": 3 * X}, ("X",)),
+            "Y": (
+                {
+                    "fewer rows": Y[:5],
+                    "complex": 0.1j * Y,
+                    "strings": Y.astype(str),
+                    "1-D": Y[:, 0],
+                    "nan": np.where(Y > 0.4, math.nan, Y),
+                    "rows > 1": 3 * Y,
+                },
+                ("Y", "[X, Y]"),
+            ),
+            "k": (BAD_COUNT + [3], ("k",)),
+            "ridge": ([0, -1.0, math.nan, "1", True], ("ridge",)),
+            "calibration": (["exact", None], ("calibration",)),
+            **_common(),
+            **_units(),
+        },
+    )
+    return found
+
+
+def erm_cases() -> list[Case]:
+    found = []
+    for name in ("svm", "logistic_regression"):
+        function = getattr(dps, name)
+        matrices = _matrix_variants("X")
+        matrices["row norm > 1"] = 3 * X
+        mutations = {
+            "X": (matrices, ("X",)),
+            "y": (
+                {
+                    "zero-one": ZERO_ONE.astype(float),
+                    "strings": np.where(LABELS > 0, "yes", "no"),
+                    "nan": np.where(LABELS > 0, 1.0, math.nan),
+                    "complex": LABELS + 0j,
+                    "fewer": LABELS[:5],
+                    "2-D": LABELS[:, None],
+                    "None": None,
+                    "objects": LABELS.astype(object),
+                },
+                ("y",),
+            ),
+            **_common(with_delta=False),
+            "lam": ([0, -1.0, math.nan, math.inf, "0.1", True, None], ("lam",)),
+            "method": (["input", None], ("method",)),
+            "tol": ([0, -1.0, math.nan, "1e-9"], ("tol",)),
+            "max_iter": ([0, 1.5, "10", True, None], ("max_iter",)),
+            **_units(),
+        }
+        if name == "svm":
+            mutations["h"] = ([0, -0.5, math.nan, "0.5", True], ("h",))
+        found += _cases_for(
+            name,
+            function,
+            (X, LABELS),
+            {"epsilon": 1.0, "lam": 0.1, "rng": 0, "accountant": None},
+            ("X", "y"),
+            mutations,
+        )
+    return found
+
+
+def low_rank_cases() -> list[Case]:
+    matrices = _matrix_variants("A")
+    bounds = _low_rank_kw()
+    mutations = {
+        "A": (
+            {**matrices, "entries outside the domain": 1e9 * A, "one huge row": np.vstack([A[:-1], 1e12 * A[-1:]])},
+            ("A", "bounds"),
+        ),
+        "k": (BAD_COUNT + [9], ("k",)),
+        **_common(),
+        "delta": ([0.0, *BAD_DELTA], ("delta",)),
+        "method": (["svd", None], ("method",)),
+        "oversampling": ([-1, 100, 1.5, "1", True], ("oversampling",)),
+        "prune": ([0, -1.0, math.nan, "0.1", True], ("prune",)),
+        "split": ([0, 1, 1.5, "0.5", True, math.nan], ("split",)),
+        "privacy_unit": ({"any": np.arange(8)}, ("privacy_unit", "privacy unit")),
+    }
+    if bounds:
+        mutations["bounds"] = (_bad_bounds("bounds"), ("bounds",))
+    found = _cases_for(
+        "low_rank",
+        dps.low_rank,
+        (A, 2),
+        {"epsilon": 1.0, "delta": 1e-6, "rng": 0, "accountant": None, **bounds},
+        ("A", "k"),
+        mutations,
+    )
+    if bounds:
+        found.append(
+            Case(
+                "low_rank",
+                "entries outside the domain, clip=True",
+                lambda acc: dps.low_rank(2 * A, 2, 1.0, 1e-6, bounds=(0, 1), clip=True, rng=0, accountant=acc),
+                None,
+                _finite,
+            )
+        )
+    return found
+
+
+def accountant_cases() -> list[Case]:
+    def make(**kw):
+        return lambda acc: dps.Accountant(**kw)
+
+    found = [Case("Accountant", "valid", make(epsilon=1.0), None, _always)]
+    for param, values, names in (
+        ("epsilon", BAD_EPSILON, ("epsilon",)),
+        ("delta", BAD_DELTA, ("delta",)),
+        ("composition", ["xx", None, 1], ("composition",)),
+        ("allow_unproven", ["yes", 1, None], ("allow_unproven",)),
+        ("slack", [1e-7], ("slack",)),
+        ("ledger_file", ["/no/such/dir/ledger.json", 123, "/"], ("ledger_file", "ledger file", "folder")),
+    ):
+        for value in values:
+            kwargs = {"epsilon": 1.0, param: value}
+            found.append(Case("Accountant", f"{param}={value!r}"[:60], make(**kwargs), names))
+    return found
+
+
+def _fit(estimator, *data, privacy_unit=None):
+    return lambda acc: estimator.set_params(accountant=acc).fit(
+        *data, **({} if privacy_unit is None else {"privacy_unit": privacy_unit})
+    )
+
+
+def estimator_cases() -> list[Case]:
+    found = []
+    bad_matrices = {k: v for k, v in _matrix_variants("X").items() if k not in ("None",)}
+    for name, make, data in (
+        ("DPPCA", lambda **kw: DPPCA(**{"n_components": 2, "random_state": 0, **kw}), (X,)),
+        ("DPCCA", lambda **kw: DPCCA(**{"n_components": 1, "random_state": 0, **kw}), (X, Y)),
+        (
+            "DPLogisticRegression",
+            lambda **kw: DPLogisticRegression(**{"classes": [-1, 1], "random_state": 0, **kw}),
+            (X, LABELS),
+        ),
+        ("DPLinearSVC", lambda **kw: DPLinearSVC(**{"classes": [-1, 1], "random_state": 0, **kw}), (X, LABELS)),
+    ):
+        found.append(Case(name, "valid fit", _fit(make(), *data), None, _always))
+        for label, bad in bad_matrices.items():
+            found.append(Case(name, f"X={label}", _fit(make(), bad, *data[1:]), ("X",)))
+        found.append(Case(name, "X rows > 1", _fit(make(), 3 * X, *data[1:]), ("X",)))
+        params = {
+            "epsilon": (BAD_EPSILON[:6], ("epsilon",)),
+            "clip": (BAD_FLAG[:4], ("clip",)),
+            "random_state": (BAD_RNG[:4], ("random_state", "rng")),
+            "max_rows": ([2], ("max_rows",)),
+        }
+        if name in ("DPPCA", "DPCCA"):
+            params["n_components"] = ([0, 9, 1.5, "2", True], ("n_components",))
+            params["delta"] = (BAD_DELTA[:5], ("delta",))
+        if name == "DPPCA":
+            params["mechanism"] = (["xx"], ("mechanism",))
+        if name == "DPCCA":
+            params["ridge"] = ([-1.0], ("ridge",))
+        if name in ("DPLogisticRegression", "DPLinearSVC"):
+            params["classes"] = ([None, [1], [1, 2, 3], "ab"], ("classes",))
+            params["lam"] = ([0, -1.0, "0.1"], ("lam",))
+            params["method"] = (["input"], ("method",))
+            params["fit_intercept"] = (["yes", None, 1], ("fit_intercept",))
+            params["tol"] = ([0, -1.0], ("tol",))
+            params["max_iter"] = ([0, 1.5], ("max_iter",))
+        for param, (values, names) in params.items():
+            for value in values:
+                found.append(Case(name, f"{param}={value!r}"[:60], _fit(make(**{param: value}), *data), names))
+        if name in ("DPCCA", "DPLogisticRegression", "DPLinearSVC"):
+            second = "y"
+            bad_y = {
+                "fewer rows": data[1][:5],
+                "None": None,
+                "strings": np.asarray(data[1]).astype(str),
+                "nan": np.where(np.asarray(data[1]) > 0, math.nan, data[1]),
+            }
+            if name != "DPCCA":
+                bad_y["unknown label"] = np.where(LABELS > 0, 1.0, 5.0)
+            for label, bad in bad_y.items():
+                found.append(Case(name, f"y={label}", _fit(make(), data[0], bad), (second,)))
+        found.append(
+            Case(
+                name,
+                "privacy_unit without max_rows",
+                _fit(make(), *data, privacy_unit=UNITS),
+                ("max_rows", "privacy_unit"),
+            )
+        )
+    return found
+
+
+def preprocessing_cases() -> list[Case]:
+    return _cases_for(
+        "clip_rows",
+        lambda X_, **kw: clip_rows(X_, **kw),
+        (X,),
+        {},
+        ("X",),
+        {"X": (_matrix_variants("X"), ("X",)), "max_norm": ([0, -1.0, math.nan, "1", True, None], ("max_norm",))},
+    )
+
+
+def hole_cases() -> list[Case]:
+    """Valid inputs that the review found refused or failing: an allowed epsilon whose exact Laplace sampler raised
+    after the charge (seed 468 of 3,000 draws failed), and output perturbation on a separable set at a tiny lambda,
+    which never converged."""
+    from _data import separable
+
+    Xs, ys = separable(200, d=5, seed=0)
+    return [
+        Case(
+            "mean",
+            "epsilon=4.0937e-12 (seed 468)",
+            lambda acc: dps.mean([0.5], 4.0937e-12, bounds=(0, 1), rng=468, accountant=acc),
+            None,
+            _finite,
+        ),
+        Case(
+            "svm",
+            "output, lam=1e-8, separable",
+            lambda acc: dps.svm(Xs, ys, 1.0, lam=1e-8, method="output", rng=0, accountant=acc),
+            None,
+            _finite,
+        ),
+    ]
+
+
+def cases() -> list[Case]:
+    return [
+        *hole_cases(),
+        *descriptive_cases(),
+        *histogram_cases(),
+        *quantile_cases(),
+        *pca_cases(),
+        *cca_cases(),
+        *erm_cases(),
+        *low_rank_cases(),
+        *accountant_cases(),
+        *estimator_cases(),
+        *preprocessing_cases(),
+    ]
+
+
+# ----------------------------------------------------------------------------- classification
+
+
+class _Timeout(BaseException):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Timeout
+
+
+def _dpstats_error(err: BaseException) -> bool:
+    return type(err).__module__ == dpx.__name__
+
+
+def _names(message: str, names: tuple[str, ...]) -> bool:
+    return any(name in message for name in names)
+
+
+def outcome(case: Case) -> tuple[str, str]:
+    """(outcome, detail) of one case; see the module docstring."""
+    acc = dps.Accountant(1e6, 0.5, composition="basic", allow_unproven=True)
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(TIMEOUT)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = case.call(acc)
+    except _Timeout:
+        return "hang", f"no answer in {TIMEOUT} s"
+    except BaseException as err:  # noqa: BLE001 - every failure is classified
+        signal.alarm(0)
+        detail = f"{type(err).__name__}: {str(err)[:160]}"
+        if acc.ledger:
+            return "charged", detail
+        if case.names is None:
+            return "refused", detail
+        if _dpstats_error(err) and _names(str(err), case.names):
+            return "clear", detail
+        return "unclear", detail
+    finally:
+        signal.alarm(0)
+    if case.names is not None:
+        return "silent", f"returned {type(result).__name__}"
+    try:
+        good = bool(case.check(result))
+    except Exception as err:  # noqa: BLE001
+        good, result = False, err
+    return ("valid", "") if good else ("silent", f"wrong result {str(result)[:80]}")
+
+
+def run() -> list[dict]:
+    """Every case's outcome, as dicts (function, label, expected, outcome, detail)."""
+    found = []
+    for case in cases():
+        kind, detail = outcome(case)
+        expected = "valid" if case.names is None else "error naming " + " or ".join(case.names)
+        found.append(
+            {"function": case.function, "label": case.label, "expected": expected, "outcome": kind, "detail": detail}
+        )
+    return found
+
+
+def totals(results: list[dict]) -> Counter:
+    return Counter(r["outcome"] for r in results)
+
+
+def _limit_memory() -> None:
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = MEMORY_LIMIT if hard == resource.RLIM_INFINITY else min(MEMORY_LIMIT, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def main(argv: list[str]) -> None:
+    _limit_memory()
+    results = run()
+    if "--json" in argv:
+        print(json.dumps(results))
+        return
+    count = totals(results)
+    functions = sorted({r["function"] for r in results})
+    print(f"{len(results)} cases over {len(functions)} callables, {datetime.date.today()}")
+    print(", ".join(f"{k}: {count.get(k, 0)}" for k in OUTCOMES))
+    for r in results:
+        if r["outcome"] not in CORRECT:
+            print(f"  {r['outcome']:8} {r['function']:22} {r['label']:45} expected {r['expected']}; {r['detail']}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
