@@ -76,6 +76,7 @@ from ._engine.tables import named_rows
 from ._kernels.gram import float_gram_error, norm_bound_squared
 from ._kernels.rows import row_norm_violations
 from ._rounding import UNIT_ROUNDOFF, gamma
+from ._trace import draw, observe
 from ._validation import check_choice, check_delta, check_epsilon, check_int, check_positive
 from .accounting import Accountant, charge, check_accountant, split_epsilon
 from .accounting.events import Exponential, PureDP
@@ -287,7 +288,12 @@ def amin_eigen(
     budgets = _vector_budgets(split, eps_vectors, draws, noisy, tau) if draws else []
     sensitivity = score_sensitivity(rows_bound, d, m)
     scales = np.array([b / (2.0 * sensitivity) for b in budgets] + [0.0] * (r - draws))
-    V = sample_sequential_bingham(A, r, scales=scales, rng=rng)
+    observe("Amin et al.'s score matrix (quadratic form)", A, sensitivity=sensitivity, norm="spectral", exact=False)
+    V = draw(
+        "exponential mechanism (sequential vector Bingham)",
+        rng,
+        lambda: sample_sequential_bingham(A, r, scales=scales, rng=rng),
+    )
     return noisy, on_output_grid(V)
 
 

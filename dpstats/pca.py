@@ -96,6 +96,7 @@ OPTIONS = {
     "sn": ("clip",),
     "ppm": ("n_iter", "clip", "noise", "privacy_unit", "max_rows"),
     "ppca": ("sampler", "n_sweeps", "clip", "privacy_unit", "max_rows"),
+    "amin": ("split", "eigenvalue_share", "clip", "privacy_unit", "max_rows"),
 }
 
 SN_ERRATUM = (
