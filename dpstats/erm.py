@@ -63,7 +63,7 @@ sensitivity directly, whatever K (no convergence is needed):
   ‖f_K − f′_K‖ <= 2hmR/(n(1 − q)) = 2mR/(nλ) at h = 2/(λ + L): CMS's own
   sensitivity, for any K;
 * floating point: each computed step is within e = h·(the gradient's error
-  bound :func:`_gradient_error`) + the update's rounding of the exact step from
+  bound :func:`_gradient_error_at`) + the update's rounding of the exact step from
   the same point, at iterates of norm at most M = 2R/λ + E (public), so the
   computed iterates stay within E = e/(1 − q) of the exact ones; 2E is added to
   the sensitivity (:class:`Descent`).
@@ -83,15 +83,38 @@ point, so the release is recorded as unproven and an
 ``allow_unproven=True``; ``noise="float"`` is the paper's release without the
 grid (unproven, and warns).
 
-Approximate minimisers are charged (objective perturbation). Theorem 9 is
-about the *exact* minimiser of the perturbed objective. dpstats minimises the
-smooth, λ-strongly convex objective with L-BFGS-B on analytic gradients (a
-second run, restarted where the first stalled, if floating point stopped it
-short; then, if needed, a few Newton steps with the analytic Hessian) and
-certifies the result: ‖∇F(f)‖₂ <= ``tol`` with the gradient's own
-floating-point error added (:func:`_gradient_error`, a bound from n, d and the
-block sizes), which by strong convexity puts f within r = ``tol``/λ of the
-exact minimiser. The analysis then covers that distance:
+Objective perturbation by a fixed number of accelerated steps. Theorem 9 is
+about the *exact* minimiser of the perturbed objective; a solver that stops
+when a certificate is reached fails on some inputs and not on their
+neighbours (the certified L-BFGS-B solver of earlier versions raised after the
+charge on a separable set at λ = 1e-6, seeds 2 and 8, while the neighbour with
+one label flipped was released). dpstats runs instead a fixed number K of
+Nesterov's accelerated gradient steps (constant momentum α <= √(μ/L), for a
+μ-strongly convex, L-smooth function; Nesterov 2004, Section 2.2) and bounds
+the distance of the computed point to the exact minimiser from public values
+only (:class:`Accelerated`):
+
+* with s = −b/(n(λ + Δ)) the perturbed objective is, up to a constant,
+  F(g) = (1/n) Σ ℓ(a_i + y_i gᵀx_i) + (μ/2)‖g‖² at f = s + g, μ = λ + Δ and
+  offsets a_i = y_i x_iᵀs; the steps start at g = 0, where ‖∇F(0)‖ <= R, so
+  the Lyapunov potential Φ_0 = F(0) − F* + (μ/2)‖g*‖² is at most R²/μ and
+  ‖g_K − g*‖ <= √(2/μ)·(1 − α)^{K/2}·R/√μ;
+* floating point: the offsets are computed by an error-free transformation
+  (exact products, compensated sums; correctly rounded sums when ‖s‖ is too
+  large for them, an event of probability below 2^-64 decided from public
+  values), clipped at a public cap where ℓ′ is flat (the clip changes no
+  gradient: by e^-40 at most for the logistic loss, counted), and each step's
+  rounding is bounded from n, d, the block size and a public bound on the
+  iterates' norm; the accumulated drift is added to the distance;
+* K is the fewest steps whose distance bound is below ``tol``/μ; if double
+  precision cannot reach it, or K exceeds ``max_iter``, the call is refused
+  with :class:`ParameterError` before anything is charged — a decision made
+  from n, d, λ, ε, the loss, ``tol`` and ``max_iter`` only, the same for every
+  dataset. The solver never fails after the charge, and its work (K passes
+  over the data) is the same for every dataset.
+
+The ledger note states K and the distance bound. The analysis then covers the
+distance r = ``tol``/μ:
 
 * ``method="objective"``: a pure-DP version of the approximate minima
   perturbation of Iyengar, Near, Song, Thakkar, Thakurta & Wang (IEEE S&P
@@ -115,13 +138,9 @@ times a Gamma radius): no exact sampler of this distribution is known, and the
 ledger note says so. ``noise="float"`` skips the grid (the paper's release;
 warns).
 
-If the objective-perturbation solver cannot certify the minimiser (which has
-not been seen for λ >= 1e-8 on the benchmark and test problems), it raises
-:class:`NotConvergedError` with a message that depends on nothing but public
-parameters and releases nothing; the budget was already charged, and the fact
-that it failed is the one output the guarantee does not cover. (The original
-dp-stats used Nelder–Mead, which gives no certificate at all, and its logistic
-output perturbation crashed.)
+Neither solver raises after the charge. (The original dp-stats used
+Nelder–Mead, which gives no certificate at all, and its logistic output
+perturbation crashed.)
 
 Privacy units. With ``privacy_unit=`` and ``max_rows=m`` neighbours differ in
 all examples of one unit (at most m kept per unit, chosen at random; N units,
@@ -150,10 +169,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from scipy.optimize import minimize
-from scipy.special import expit
+from scipy.special import gammaincc
 
-from ._engine import as_array, bound_checked, check_row_norms, engine_of, reduce_rows, take_units
+from ._engine import as_array, bound_checked, check_row_norms, engine_of, reduce_rows, take_units, validate_rows
 from ._kernels.blocks import block_rows
 from ._kernels.gram import norm_bound_squared
 from ._kernels.reduce import DyadicSum
@@ -162,12 +180,12 @@ from ._rounding import UNIT_ROUNDOFF, gamma
 from ._trace import draw, observe
 from ._validation import check_choice, check_columns, check_epsilon, check_flag, check_int, check_positive
 from .accounting import Accountant, PureDP, charge, check_accountant
-from .exceptions import DataValidationError, NotConvergedError, ParameterError
+from .exceptions import DataValidationError, ParameterError
 from .noise.continuous import sample_gamma_norm_vector
 from .noise.random import check_rng, describe_source
 from .noise.release import Statistic, grid_integers, integers_times_grid, make_noise, output_grid
 
-__all__ = ["Descent", "NotConvergedError", "logistic_regression", "objective_perturbation_parameters", "svm"]
+__all__ = ["Accelerated", "Descent", "logistic_regression", "objective_perturbation_parameters", "svm"]
 
 METHODS = ("objective", "output")
 #: Noise of the release: exact discrete Laplace on a public grid (output perturbation; objective perturbation's
@@ -183,44 +201,39 @@ class _Loss:
     name: str
     c: float  # bound on ℓ″
 
-    def value_and_derivative(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def derivative(self, z: np.ndarray) -> np.ndarray:
+        """ℓ′(z)."""
         raise NotImplementedError
 
-    def curvature(self, z: np.ndarray) -> np.ndarray:
-        """ℓ″(z) (for the Huber loss: one-sided at the two kinks)."""
+    def flat(self) -> tuple[float, float]:
+        """(Z, τ): ℓ′(z) and ℓ′(z′) differ by at most τ when z and z′ are both >= Z or both <= −Z."""
         raise NotImplementedError
 
 
 @dataclass(frozen=True)
 class _Logistic(_Loss):
-    def value_and_derivative(self, z):
-        # One exponential for both: with e = exp(−|z|), ℓ(z) = log(1 + e^{−z}) = max(−z, 0) + log1p(e) and
-        # ℓ′(z) = −1/(1 + e^{z}) = −e/(1 + e) for z >= 0 and −1/(1 + e) for z < 0 (no overflow either way).
-        # log(1 + e) rather than log1p(e): e ∈ (0, 1], so the absolute error per term is below 2.3e-16, the
-        # rounding level of the mean it feeds, and numpy vectorises log but not log1p.
+    def derivative(self, z):
+        # ℓ(z) = log(1 + e^{−z}): with e = exp(−|z|), ℓ′(z) = −1/(1 + e^{z}) = −e/(1 + e) for z >= 0 and −1/(1 + e)
+        # for z < 0 (no overflow either way).
         e = np.exp(-np.abs(z))
-        one_plus_e = 1.0 + e
-        value = np.maximum(-z, 0.0) + np.log(one_plus_e)
-        derivative = np.where(z >= 0, e, 1.0) / -one_plus_e
-        return value, derivative
+        return np.where(z >= 0, e, 1.0) / -(1.0 + e)
 
-    def curvature(self, z):
-        p = expit(z)
-        return p * (1.0 - p)
+    def flat(self):
+        # ℓ′ lies in (−e^{−Z}, 0) beyond Z and in (−1, −1 + e^{−Z}) below −Z
+        return 40.0, math.exp(-40.0)
 
 
 @dataclass(frozen=True)
 class _Huber(_Loss):
     h: float = 0.5
 
-    def value_and_derivative(self, z):
-        h = self.h
-        u = np.clip(1.0 + h - z, 0.0, None)  # 1 + h − z, floored at 0
-        value = np.where(z < 1.0 - h, 1.0 - z, u * u / (4.0 * h))
-        return value, -np.minimum(u / (2.0 * h), 1.0)
+    def derivative(self, z):
+        u = np.clip(1.0 + self.h - z, 0.0, None)  # 1 + h − z, floored at 0
+        return -np.minimum(u / (2.0 * self.h), 1.0)
 
-    def curvature(self, z):
-        return np.where(np.abs(1.0 - z) < self.h, 1.0 / (2.0 * self.h), 0.0)
+    def flat(self):
+        # ℓ′ = 0 beyond 1 + h and −1 below 1 − h (so below −(1 + h))
+        return 1.0 + self.h, 0.0
 
 
 def objective_perturbation_parameters(
@@ -276,7 +289,7 @@ def objective_perturbation_parameters(
 
 def _check_data(X, y, clip: bool) -> tuple:
     """X (rows rescaled to norm <= 1 with ``clip``) and y, shapes checked; the rows and labels themselves are
-    checked by :meth:`_Rows.validated`, in the pass that also sums the preconditioner's column squares."""
+    checked by :meth:`_Rows.validated`, in one pass."""
     X = check_columns(as_array(X, "X", ndim=(2,)))
     if check_flag(clip, "clip"):
         X = check_row_norms(X, "X", clip=True)
@@ -327,21 +340,13 @@ class _Rows:
         self.rows = min(block_rows(8 * d), n)
         self.engine = engine_of(X, y)
         self.X, self.y = self.engine.persist_rows(X, y, self.rows)
-        self._squares = None
 
     def validated(self) -> _Rows:
-        """Check every row and label in one pass (raising with the counts), summing the column squares too."""
-        found = reduce_rows((self.X, self.y), self.rows, _column_squares, DyadicSum, check=_check_rows)
-        if found.checks is not None:
-            found.checks.raise_error()
-        self._squares = found.body.total()
+        """Check every row and label in one pass (raising with the counts)."""
+        found = validate_rows((self.X, self.y), _check_rows)
+        if found is not None:
+            found.raise_error()
         return self
-
-    def column_squares(self) -> np.ndarray:
-        """Σ_i x_ij² per column (for the preconditioner)."""
-        if self._squares is None:
-            self._squares = self.reduce(_column_squares)
-        return self._squares
 
     def reduce(self, leaf, *extra) -> np.ndarray:
         """Σ over blocks of ``leaf(X_b, y_b, *extra_b)``, by the fixed tree of
@@ -358,178 +363,43 @@ def _per_block(fn, rows: int, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.concatenate([fn(X[a : a + rows], y[a : a + rows]) for a in range(0, X.shape[0], rows)])
 
 
-def _as_rows(X, y) -> _Rows:
-    return X if isinstance(X, _Rows) else _Rows(X, y)
-
-
-def _column_squares(X: np.ndarray, y: np.ndarray) -> np.ndarray:
-    return np.einsum("ij,ij->j", X, X)
-
-
-def _loss_values(X: np.ndarray, y: np.ndarray, loss: _Loss, f: np.ndarray) -> np.ndarray:
-    return loss.value_and_derivative(y * (X @ f))[0]
-
-
-def _value_and_gradient(X: np.ndarray, y: np.ndarray, at_anchor: np.ndarray, loss: _Loss, f: np.ndarray):
-    """[Σ (ℓ(z_i) − ℓ at the anchor), Xᵀ(y ℓ′(z))] of one block, z = y ⊙ Xf."""
-    value, deriv = loss.value_and_derivative(y * (X @ f))
-    out = np.empty(X.shape[1] + 1)
-    out[0] = (value - at_anchor).sum()
-    out[1:] = X.T @ (y * deriv)
-    return out
-
-
-def _curvature_product(X: np.ndarray, y: np.ndarray, loss: _Loss, f: np.ndarray) -> np.ndarray:
-    """BᵀB with B = diag(√ℓ″(y ⊙ Xf)) X: a block's share of the Hessian (a symmetric rank-k update)."""
-    B = X * np.sqrt(loss.curvature(y * (X @ f)))[:, None]
-    return B.T @ B
-
-
-def _hessian(X, y, loss: _Loss, reg: float, f: np.ndarray) -> np.ndarray:
-    """∇²F(f) = Xᵀ diag(ℓ″(y_i fᵀx_i)) X / n + reg·I, accumulated as B_bᵀB_b with B_b = diag(√ℓ″) X_b over blocks
-    of rows (half the flops of a general product, and no n × d temporary)."""
-    data = _as_rows(X, y)
-    n, d = data.shape
-    H = data.reduce(functools.partial(_curvature_product, loss=loss, f=f)) / n
-    H[np.diag_indices(d)] += reg
-    return H
-
-
-def _objective(X, y, loss: _Loss, reg: float, lin: np.ndarray, anchor: np.ndarray):
-    """f -> (F(f) − F(anchor), ∇F(f)) for F(f) = (1/n) Σ ℓ(y_i fᵀx_i) + (reg/2)‖f‖² + linᵀf.
-
-    X is read once per call (one pass of the engine): each block of rows is
-    used for X_b f and, while still in cache, for X_bᵀ(y_b ℓ′) (the solver is
-    memory-bound; two passes over X cost a third more at n = 1e5, d = 50). The
-    value is summed term by term as ℓ(z_i) − ℓ(z_i at the anchor): near the
-    anchor these terms are small, so the difference keeps the precision that F
-    itself (about 0.5, spacing 1e-16 in floating point) loses once the gradient
-    is near 1e-8, where L-BFGS-B's line search would stall on F.
-    """
-    data = _as_rows(X, y)
-    n, _ = data.shape
-    at_anchor = data.per_row(functools.partial(_loss_values, loss=loss, f=anchor))
-
-    def fun(f):
-        total = data.reduce(functools.partial(_value_and_gradient, loss=loss, f=f), at_anchor)
-        regulariser = 0.5 * reg * ((f - anchor) @ (f + anchor)) + lin @ (f - anchor)
-        return total[0] / n + regulariser, total[1:] / n + reg * f + lin
-
-    return fun
-
-
-def _solve(X, y, loss: _Loss, reg: float, linear: np.ndarray | None, tol: float, max_iter: int) -> np.ndarray:
-    """Certified minimiser of F(f) = (1/n) Σ ℓ(y_i fᵀx_i) + (reg/2)‖f‖² + linearᵀf/n: a point whose true gradient
-    norm is at most ``tol`` (the computed norm plus :func:`_gradient_error`), or :class:`NotConvergedError`.
-
-    ``X`` is an array (then ``y`` too) or a :class:`_Rows`; on Dask every evaluation of F and ∇F is one pass
-    over the persisted chunks, and the path is the NumPy engine's, bit for bit.
-
-    L-BFGS-B runs in the coordinates g = s ⊙ f, where s² is the diagonal of
-    c·XᵀX/n + reg·I, the upper bound on F's Hessian that ℓ″ <= c gives (Jacobi
-    preconditioning: it evens out the scales of the features; on the benchmark
-    of ``benchmarks/bench_peers.py`` it halves the number of evaluations). The
-    scaling changes the solver's path, not the minimiser the privacy proofs are
-    about. If the first run stops short of the certificate (F no longer changes
-    in floating point, and the line search fails: at most 4 evaluations are
-    spent on a failing one, instead of scipy's 20), a second run starts there
-    with F measured from that point (see :func:`_objective`); Newton steps are
-    the last resort.
-    """
-    data = _as_rows(X, y)
-    n, d = data.shape
-    lin = np.zeros(d) if linear is None else linear / n
-    scale = np.sqrt(loss.c * data.column_squares() / n + reg)
-    f = np.zeros(d)
-
-    def certified(point, grad) -> bool:
-        return bool(np.linalg.norm(grad) + _gradient_error(data.shape, point, reg, lin, loss.c) <= tol)
-
-    for _ in range(2):
-        fun = _objective(data, None, loss, reg, lin, anchor=f)
-        target = max(tol - _gradient_error(data.shape, f, reg, lin, loss.c), tol / 2.0)
-        res = minimize(
-            _in_scaled_coordinates(fun, scale),
-            f * scale,
-            jac=True,
-            method="L-BFGS-B",
-            options={
-                "maxiter": max_iter,
-                "ftol": 0.0,
-                "gtol": target / (math.sqrt(d) * scale.max()),
-                "maxcor": 20,
-                "maxls": 4,
-            },
-        )
-        f, grad = res.x / scale, fun(res.x / scale)[1]
-        if certified(f, grad):
-            break
-    f, grad = _newton_polish(data, loss, reg, f, grad, certified, fun)
-    if not np.isfinite(f).all() or not certified(f, grad):
-        raise NotConvergedError(
-            f"the solver could not certify the minimiser the privacy proof needs (gradient norm <= tol={tol:g} "
-            f"within max_iter={max_iter}); nothing was released. Increase max_iter or tol (the release is then "
-            "within tol/lam of the exact minimiser), or increase lam"
-        )
-    return f
-
-
-def _gradient_error(shape: tuple[int, int], f: np.ndarray, reg: float, lin: np.ndarray, c: float) -> float:
-    """A bound on ‖∇̃F(f) − ∇F(f)‖₂ for the gradient computed by :func:`_objective`, on either engine.
+def _gradient_error_at(shape: tuple[int, int], norm_f: float, reg: float, c: float, offset: float = 0.0) -> float:
+    """A bound on ‖∇̃F(f) − ∇F(f)‖₂ for the gradient computed by :func:`_gradient` at a point of norm at most
+    ``norm_f``, on either engine, for F(f) = (1/n) Σ ℓ(a_i + y_i fᵀx_i) + (reg/2)‖f‖² with offsets |a_i| <= ``offset``
+    (none: 0) computed within 2u·``offset`` + (d + 1)·2^-440 (:func:`_offsets`).
 
     Per coordinate: each block of r rows gives X_bᵀ(y ℓ′) within
     γ_r Σ_i |x_ij||ℓ′_i| <= γ_r r R (|ℓ′| <= 1, |x_ij| <= R), ℓ′ itself within
     4u; the n_b block results are added by the fixed tree of
     :class:`dpstats._kernels.reduce.DyadicSum` (the same for NumPy and for any cut into
     Dask chunks), each through fewer than n_b additions: within γ_{n_b} n R;
-    dividing by n and adding reg·f_j + lin_j costs 3u(|reg f_j| + |lin_j|).
-    Over d coordinates: √d times the first part, plus 3u(reg‖f‖ + ‖lin‖). The
-    margins z_i = x_iᵀf are themselves within γ_d Σ_j |x_ij f_j| <= γ_d R ‖f‖
+    dividing by n and adding reg·f_j costs 3u|reg f_j|.
+    Over d coordinates: √d times the first part, plus 3u·reg‖f‖. The
+    margins x_iᵀf are themselves within γ_d Σ_j |x_ij f_j| <= γ_d R ‖f‖
     of their exact values, and ℓ′ is c-Lipschitz, so ℓ′ moves by at most
     c γ_d R ‖f‖ per example and the gradient by at most c γ_d R² ‖f‖ (in L2:
-    (1/n) Σ_i ‖x_i‖ times that). Public: n, d and the block size r (from d)
-    only, plus the current point.
+    (1/n) Σ_i ‖x_i‖ times that). With offsets the margin is fl(ã_i + y_i x_iᵀf): the offset's error, and the
+    addition's rounding u(|ã_i| + R‖f‖), move it by at most u(3·offset + R‖f‖) more (with a 1 % margin for the
+    products of small roundings), the gradient by c·R times that. Public: n, d and the block size r (from d)
+    only, plus the bounds on the point and the offsets.
     """
-    return _gradient_error_at(shape, float(np.linalg.norm(f)), reg, float(np.linalg.norm(lin)), c)
-
-
-def _gradient_error_at(shape: tuple[int, int], norm_f: float, reg: float, norm_lin: float, c: float) -> float:
-    """:func:`_gradient_error` at a point of norm ``norm_f`` (a public bound on it gives a public bound)."""
     n, d = shape
     rows = min(block_rows(8 * d), n)
     blocks = -(-n // rows)
     bound = math.sqrt(norm_bound_squared(d))
     per_coordinate = (rows + blocks + 6) * UNIT_ROUNDOFF * bound * 1.01
+    margins = UNIT_ROUNDOFF * (3.0 * offset + bound * norm_f) * 1.01 + (d + 1) * 2.0**-440  # the offsets' share
     return (
         math.sqrt(d) * per_coordinate
         + c * gamma(d + 1) * bound * bound * norm_f * 1.01
-        + 3 * UNIT_ROUNDOFF * (reg * norm_f + norm_lin)
+        + 3 * UNIT_ROUNDOFF * reg * norm_f
+        + (c * bound * margins if offset else 0.0)
     )
 
 
-def _in_scaled_coordinates(fun, scale: np.ndarray):
-    """g -> (F, ∇_g F) at f = g / s, for f -> (F, ∇F)."""
-
-    def scaled(g):
-        value, grad = fun(g / scale)
-        return value, grad / scale
-
-    return scaled
-
-
-def _newton_polish(data: _Rows, loss, reg, f, grad, certified, fun, max_steps: int = 8):
-    """Newton steps from the L-BFGS-B point until ``certified`` (L-BFGS-B stalls once F stops decreasing in
-    floating point, which can happen before the gradient is small when ‖f‖ is large). A step is kept only if it
-    lowers the gradient norm. Returns the point and its gradient."""
-    for _ in range(max_steps):
-        if certified(f, grad):
-            break
-        candidate = f - np.linalg.solve(_hessian(data, None, loss, reg, f), grad)
-        candidate_grad = fun(candidate)[1]
-        if not np.linalg.norm(candidate_grad) < np.linalg.norm(grad):
-            break
-        f, grad = candidate, candidate_grad
-    return f, grad
+def _smoothness(c: float, bound: float, reg: float) -> float:
+    """L >= c R² + reg, rounded up: the smoothness of F (ℓ″ <= c, rows of norm <= R, ridge reg)."""
+    return math.nextafter(c * bound * bound + reg, math.inf)
 
 
 #: Share of ε that objective perturbation spends on the approximate minimiser's output noise (module docstring).
@@ -556,7 +426,7 @@ class Descent:
         """The plan for n (public) rows bound, d features, λ, loss curvature bound c, m rows per unit, and at most
         ``max_iter`` steps (fewer when the optimisation error bound is already below 2^-10 of the sensitivity)."""
         bound = math.sqrt(norm_bound_squared(d))  # R
-        smooth = math.nextafter(c * bound * bound + lam, math.inf)  # L >= c R² + λ
+        smooth = _smoothness(c, bound, lam)
         step = math.nextafter(2.0 / (smooth + lam), 0.0)  # h <= 2/(λ + L)
         # q = sqrt(1 − 2hλL/(λ + L)) (Nesterov 2004, Theorem 2.1.12), rounded up
         contraction = math.nextafter(math.sqrt(1.0 - 2.0 * step * lam * smooth / (lam + smooth) * (1 - 1e-12)), 1.0)
@@ -568,8 +438,8 @@ class Descent:
         gap = 1.0 - contraction
         stability = step * 2.0 * max_rows * bound / n / gap * (1 + 1e-9)
         # floating-point drift: e_step = α + β·M per step, M a bound on the iterates' norm, E = e_step/(1 − q)
-        alpha = step * _gradient_error_at((n, d), 0.0, lam, 0.0, c) + 2.0 * UNIT_ROUNDOFF * step * bound
-        slope = step * (_gradient_error_at((n, d), 1.0, lam, 0.0, c) - _gradient_error_at((n, d), 0.0, lam, 0.0, c))
+        alpha = step * _gradient_error_at((n, d), 0.0, lam, c) + 2.0 * UNIT_ROUNDOFF * step * bound
+        slope = step * (_gradient_error_at((n, d), 1.0, lam, c) - _gradient_error_at((n, d), 0.0, lam, c))
         beta = (slope + UNIT_ROUNDOFF * (1.0 + 2.0 * step * lam)) * 1.01
         if not beta < gap / 2:
             raise ParameterError(
@@ -582,6 +452,75 @@ class Descent:
         steps = max(1, min(max_iter, math.ceil(wanted)))
         distance = contraction**steps * bound / lam + drift
         return cls(step, contraction, steps, stability + 2.0 * drift, drift, distance)
+
+
+@dataclass(frozen=True)
+class Accelerated:
+    """Objective perturbation's solver, planned from public values only (module docstring, "Objective
+    perturbation by a fixed number of accelerated steps"): ``steps`` steps of Nesterov's accelerated gradient
+    method for μ-strongly convex, L-smooth functions, with the coupling ``momentum`` α <= √(μ/L) and the gradient
+    step ``step`` ≈ α²/μ, on F(g) = J(s + g) from g = 0, s the noise centre; the margins' offsets are clipped at
+    ``cap`` (which changes no gradient: module docstring). ``distance`` bounds ‖ĝ_K − g*‖₂ for the computed
+    iterate, whatever the data and the noise: the optimisation error √2·(1 − α)^{K/2}·R/μ plus the accumulated
+    floating-point error ``drift``."""
+
+    momentum: float
+    step: float
+    steps: int
+    drift: float
+    distance: float
+    cap: float
+
+    @classmethod
+    def plan(cls, n: int, d: int, reg: float, loss: _Loss, target: float, max_iter: int) -> Accelerated:
+        """The plan for n (public) rows bound, d features, the strong convexity μ = ``reg`` (λ + Δ), the loss, and
+        the distance ``target`` the release's centre must be within (tol/μ): the fewest steps that reach it, or
+        :class:`ParameterError` (before anything is charged) if double precision cannot, or if that takes more
+        than ``max_iter`` steps."""
+        bound = math.sqrt(norm_bound_squared(d))  # R
+        tiny = 4.0 * UNIT_ROUNDOFF
+        momentum = math.sqrt(reg / _smoothness(loss.c, bound, reg)) * (1.0 - tiny)  # α <= √(μ/L)
+        curvature = reg / (momentum * momentum) * (1.0 + tiny)  # L̃ = μ/α² >= L, rounded up
+        sigma = math.sqrt(2.0 / reg) * (1.0 + tiny)  # ‖v − g*‖ <= σ√Φ
+        start = bound / math.sqrt(reg)  # √Φ_0 <= R/√μ
+        flat, tail = loss.flat()
+        g4 = gamma(4)
+
+        def step_error(size: float) -> float:
+            """E: √Φ_{k+1} <= √(1 − α)·√Φ_k + E while every iterate has norm <= ``size`` (affine in ``size``)."""
+            cap = bound * size + flat
+            error = _gradient_error_at((n, d), size, reg, loss.c, offset=cap) + bound * tail  # ‖e_k‖
+            largest = bound + reg * size + error  # ‖G_k‖
+            y_step = error * (1.0 + g4) + curvature * UNIT_ROUNDOFF * size + g4 * largest  # ‖e_y‖
+            coupling = (2.0 - momentum) * (1.0 + momentum) * g4 * size / momentum  # ‖ζ_{k+1} − (1 − α)ζ_k‖
+            z_step = error + g4 * (reg * size / momentum + largest) + reg / momentum * coupling  # ‖e_z‖
+            return (momentum * sigma * z_step + y_step / math.sqrt(2.0 * curvature)) * (1.0 + tiny)
+
+        gap = momentum / 2.0  # 1 − √(1 − α) >= α/2
+        fixed = step_error(0.0)
+        slope = (step_error(1.0) - fixed) * 1.01
+        spread = (1.0 + momentum) * g4 / momentum  # ‖ζ_k‖ <= spread·M
+        shrink = 1.0 - sigma * slope / gap - spread
+        drift = math.inf
+        if shrink > 0.5:
+            size = (bound / reg + sigma * start + sigma * fixed / gap) / shrink * 1.01  # M >= every iterate's norm
+            drift = sigma * (fixed + slope * size) / gap * 1.01
+        if not drift <= target / 2.0:
+            raise ParameterError(
+                f"objective perturbation cannot place its minimiser within tol/(lam + Delta) = {target:.3g} in double "
+                f"precision at lam + Delta = {reg:g} with d = {d} features (the rounding of its gradient steps alone "
+                f"could move it by {drift:.3g}); increase tol (the output noise grows with it) or lam"
+            )
+        wanted = 2.0 * math.log(sigma * start / (target - drift)) / -math.log1p(-momentum)
+        steps = max(1, math.ceil(wanted) + 1)
+        if steps > max_iter:
+            raise ParameterError(
+                f"objective perturbation needs {steps} accelerated gradient steps to place its minimiser within "
+                f"tol/(lam + Delta) = {target:.3g} (a number fixed by n, d, lam, the loss and tol, whatever the "
+                f"data); max_iter={max_iter} allows fewer. Increase max_iter, tol or lam"
+            )
+        distance = sigma * start * (1.0 - momentum) ** (steps / 2.0) + drift
+        return cls(momentum, momentum * momentum / reg, steps, drift, distance, bound * size + flat)
 
 
 def fit_weights(
@@ -598,57 +537,79 @@ def fit_weights(
     check_accountant(accountant)
     rows = bound_checked((X, y), units, rng, check=_check_rows)
     data = _Rows(*rows.arrays, public_rows=rows.rows_bound).validated()
-    n, d = data.shape
-    m = rows.max_rows
-    bound = math.sqrt(norm_bound_squared(d))
     mechanism = f"{loss.name} ({method} perturbation)"
-    floating = f"{rows.note()}Gamma-norm noise drawn in floating point (no exact sampler known); {describe_source(rng)}"
     if method == "output":
-        return _output_perturbation(data, loss, lam, epsilon, m, max_iter, noise, rng, accountant, mechanism, rows)
+        return _output_perturbation(data, loss, lam, epsilon, max_iter, noise, rng, accountant, mechanism, rows)
     if noise == "gamma":
         raise ParameterError(
             "noise='gamma' applies to method='output' (the paper's Gamma-norm output noise); objective perturbation "
             "takes noise='exact' (its release on the public grid) or 'float'"
         )
+    return _objective_perturbation(data, loss, lam, epsilon, tol, max_iter, noise, rng, accountant, mechanism, rows)
+
+
+def _objective_perturbation(data: _Rows, loss, lam, epsilon, tol, max_iter, noise, rng, accountant, mechanism, rows):
+    """CMS 2011 Algorithm 2 at ε(1 − 1/128), its minimiser approached by a fixed, public number of accelerated
+    gradient steps to within tol/(λ + Δ), then output noise at ε/128 covering that distance (module docstring,
+    "Objective perturbation ..."): the release on a public grid by default; ``noise="float"`` (the paper's
+    floating-point release) is recorded as unproven."""
+    n, d = data.shape
+    m = rows.max_rows
+    bound = math.sqrt(norm_bound_squared(d))
     eps_output = epsilon * AMP_SHARE
     eps_objective = epsilon - eps_output
     while Fraction(eps_objective) + Fraction(eps_output) > Fraction(epsilon):  # never charge more than epsilon
         eps_objective = math.nextafter(eps_objective, 0.0)
     eps_prime, Delta = objective_perturbation_parameters(n, lam, eps_objective, loss.c, norm_bound=bound, max_rows=m)
-    distance = 2.0 * tol / (lam + Delta)
-    grid = output_grid(distance, d, noise)
+    reg = lam + Delta
+    target = tol / reg  # the release's centre is within this of the exact minimiser; neighbours' within twice it
+    plan = Accelerated.plan(n, d, reg, loss, target, max_iter)
+    spread = 2.0 * m * bound / (eps_prime * n * reg)  # the noise centre s = −b/(n(λ + Δ)): ‖s‖ ~ Gamma(d, spread)
+    if not spread <= 2.0**900:
+        raise ParameterError(
+            f"objective perturbation's noise would overflow double precision at n(lam + Delta) = {n * reg:g} and "
+            f"eps' = {eps_prime:g} (its scale is {spread:g}); increase lam or epsilon"
+        )
+    grid = output_grid(2.0 * target, d, noise)
     charge(
         accountant,
         mechanism,
         [PureDP(eps_objective), PureDP(eps_output)],
         relation=rows.relation,
-        note=f"CMS 2011 Algorithm 2 at eps={eps_objective:.6g} (eps'={eps_prime:.4g}, Delta={Delta:.4g}); "
-        f"approximate-minimiser output noise at eps={eps_output:.4g}; {floating}",
+        proven=noise != "float",
+        note=f"CMS 2011 Algorithm 2 at eps={eps_objective:.6g} (eps'={eps_prime:.4g}, Delta={Delta:.4g}) on "
+        f"{plan.steps} accelerated gradient steps from the noise centre (a fixed, public number), within "
+        f"{plan.distance:.3g} of the exact minimiser (floating-point drift included); approximate-minimiser output "
+        f"noise at eps={eps_output:.4g} for twice tol/(lam + Delta) = {target:.3g}; {rows.note()}Gamma-norm noise "
+        "drawn in floating point (no exact sampler known)"
+        + ("; the paper's floating-point release: unproven" if noise == "float" else "")
+        + f"; {describe_source(rng)}",
     )
-    b = draw(
-        "objective perturbation's noise b", rng, lambda: sample_gamma_norm_vector(d, eps_prime / (2 * m * bound), rng)
-    )
-    f = _solve(data, None, loss, lam + Delta, b, tol, max_iter)
+    centre = draw("objective perturbation's noise centre", rng, lambda: -sample_gamma_norm_vector(d, 1 / spread, rng))
+    offsets = data.per_row(_offsets_of(centre, plan.cap, _compensated_up_to(d, plan.cap, spread)))
+    g = _accelerate(data, loss, reg, plan, offsets)
     # for b fixed, the perturbed objective is (λ + Δ)-strongly convex and neighbours' gradients differ by at most
-    # 2mR/n: its minimiser moves by at most 2mR/(n(λ + Δ)), the certified one by 2 tol/(λ + Δ) more
+    # 2mR/n: its minimiser moves by at most 2mR/(n(λ + Δ)), the computed one by 2 tol/(λ + Δ) more
     observe(
         "objective perturbation's minimiser, b fixed",
-        f,
-        sensitivity=2.0 * m * bound / (n * (lam + Delta)) + distance,
+        centre + g,
+        sensitivity=2.0 * m * bound / (n * reg) + 2.0 * target,
         norm="l2",
         exact=False,
     )
-    covered = _covered(distance, grid, d)
-    return draw("approximate-minimiser output noise", rng, lambda: _gridded_release(f, covered, eps_output, grid, rng))
+    covered = _covered(2.0 * target, grid, d)
+    return draw(
+        "approximate-minimiser output noise", rng, lambda: _gridded_release((centre, g), covered, eps_output, grid, rng)
+    )
 
 
-def _output_perturbation(data: _Rows, loss, lam, epsilon, m, max_iter, noise, rng, accountant, mechanism, rows):
+def _output_perturbation(data: _Rows, loss, lam, epsilon, max_iter, noise, rng, accountant, mechanism, rows):
     """CMS 2011 Algorithm 1 on the minimiser found by a fixed, public number of gradient steps (module docstring,
     "Output perturbation ..."): exact discrete Laplace noise on a public grid by default, calibrated to the L1
     sensitivity √d·S₂; the paper's Gamma-norm noise (``noise="gamma"`` on the grid, ``"float"`` without it) is
     recorded as unproven."""
     n, d = data.shape
-    plan = Descent.plan(n, d, lam, loss.c, m, max_iter)
+    plan = Descent.plan(n, d, lam, loss.c, rows.max_rows, max_iter)
     how = (
         f"CMS 2011 Algorithm 1 on {plan.steps} gradient steps of size {plan.step:.4g} from 0 (a fixed, public "
         f"number): L2 sensitivity {plan.sensitivity:.4g} (2mR/(n lam) by stability, plus floating-point drift), "
@@ -682,24 +643,121 @@ def _output_perturbation(data: _Rows, loss, lam, epsilon, m, max_iter, noise, rn
         f"{describe_source(rng)}",
     )
     covered = _covered(plan.sensitivity, grid, d)
-    return draw("Gamma-norm noise", rng, lambda: _gridded_release(f, covered, epsilon, grid, rng))
+    return draw("Gamma-norm noise", rng, lambda: _gridded_release((f,), covered, epsilon, grid, rng))
 
 
 def _descend(data: _Rows, loss, lam: float, plan: Descent) -> np.ndarray:
     """``plan.steps`` gradient steps f ← f − h·∇F(f) from f = 0 on F(f) = (1/n) Σ ℓ(y_i fᵀx_i) + (λ/2)‖f‖²: a fixed
     number, whatever the data, each one pass over the blocks (the same on every engine)."""
-    n, d = data.shape
-    f = np.zeros(d)
-    leaf = functools.partial(_gradient_block, loss=loss)
+    f = np.zeros(data.shape[1])
     for _ in range(plan.steps):
-        gradient = data.reduce(functools.partial(leaf, f=f)) / n + lam * f
-        f = f - plan.step * gradient
+        f = f - plan.step * _gradient(data, loss, lam, f)
     return f
 
 
-def _gradient_block(X: np.ndarray, y: np.ndarray, loss: _Loss, f: np.ndarray) -> np.ndarray:
-    """Xᵀ(y ℓ′(z)) of one block, z = y ⊙ Xf (the gradient part of :func:`_value_and_gradient`)."""
-    return X.T @ (y * loss.value_and_derivative(y * (X @ f))[1])
+def _accelerate(data: _Rows, loss, reg: float, plan: Accelerated, offsets) -> np.ndarray:
+    """``plan.steps`` steps of Nesterov's method (constant momentum, for strongly convex functions) from g = 0 on
+    F(g) = (1/n) Σ ℓ(a_i + y_i gᵀx_i) + (reg/2)‖g‖², a_i the ``offsets``: a fixed number, whatever the data and the
+    noise, each one pass over the blocks (the same on every engine). With α the momentum and x_k the coupling:
+
+        x_k = (y_k + α z_k)/(1 + α),   y_{k+1} = x_k − ∇F(x_k)/L̃,   z_{k+1} = (1 − α) z_k + α x_k − (α/μ) ∇F(x_k)
+
+    (L̃ = μ/α², y_0 = z_0 = 0); returns y_K."""
+    alpha = plan.momentum
+    inverse, keep, dual = 1.0 / (1.0 + alpha), 1.0 - alpha, alpha / reg
+    y = z = np.zeros(data.shape[1])
+    for _ in range(plan.steps):
+        x = (y + alpha * z) * inverse
+        gradient = _gradient(data, loss, reg, x, offsets)
+        y, z = x - plan.step * gradient, keep * z + alpha * x - dual * gradient
+    return y
+
+
+def _gradient(data: _Rows, loss, reg: float, f: np.ndarray, *offsets) -> np.ndarray:
+    """The computed ∇F(f) = (1/n) Σ ℓ′(a_i + y_i fᵀx_i) y_i x_i + reg·f (no offsets: a_i = 0), one pass over the
+    blocks; :func:`_gradient_error_at` bounds its error."""
+    return data.reduce(functools.partial(_gradient_block, loss=loss, f=f), *offsets) / data.shape[0] + reg * f
+
+
+def _gradient_block(X: np.ndarray, y: np.ndarray, *offsets: np.ndarray, loss: _Loss, f: np.ndarray) -> np.ndarray:
+    """Xᵀ(y ℓ′(z)) of one block, z = y ⊙ Xf, plus the block's offsets if given."""
+    margins = y * (X @ f)
+    for offset in offsets:
+        margins = offset + margins
+    return X.T @ (y * loss.derivative(margins))
+
+
+#: Where the noise centre is scaled to before the exact products of :func:`_offsets` (far from both ends of the
+#: float range, so that the products neither overflow nor, in the digits that matter, underflow).
+_OFFSET_SCALE = 500
+
+#: The compensated dot product serves the offsets unless the noise is so large that it would not be accurate
+#: enough, an event of at most this probability (else the correctly rounded sums always do: module docstring).
+_RARE = 2.0**-64
+
+
+def _compensated_up_to(d: int, cap: float, spread: float) -> float:
+    """The norm of the noise centre up to which the compensated dot product (Dot2) gives every offset within
+    u·``cap`` (Ogita, Rump & Oishi 2005: within u|xᵀs| + γ_d²·Σ_j |x_j s_j| <= u|xᵀs| + γ_d²·R‖s‖), or 0 when a
+    larger norm is not rare (probability above :data:`_RARE` for ‖s‖ ~ Gamma(d, ``spread``)): public values only."""
+    threshold = UNIT_ROUNDOFF * cap / (gamma(d) ** 2 * math.sqrt(norm_bound_squared(d)) * 1.01)
+    return threshold if gammaincc(d, threshold / spread) <= _RARE else 0.0
+
+
+def _offsets_of(centre: np.ndarray, cap: float, compensated_up_to: float):
+    """The per-block function of :func:`_offsets` for the noise centre s (scaled exactly by a power of two), by the
+    compensated dot product while ‖s‖ <= ``compensated_up_to``, else by correctly rounded sums."""
+    exponent = math.frexp(float(np.abs(centre).max(initial=0.0)))[1] - _OFFSET_SCALE
+    exact = not math.hypot(*centre) <= compensated_up_to  # (hypot: no overflow)
+    return functools.partial(_offsets, scaled=np.ldexp(centre, -exponent), exponent=exponent, cap=cap, exact=exact)
+
+
+def _offsets(X: np.ndarray, y: np.ndarray, scaled: np.ndarray, exponent: int, cap: float, exact: bool) -> np.ndarray:
+    """The margins' offsets a_i = y_i x_iᵀs (s = ``scaled``·2^``exponent``), clipped to [−cap, cap], each within
+    2u·cap + (d + 1)·2^-440 of clip(a_i).
+
+    The products x_ij·s′_j are split exactly into pairs hi + lo (:func:`_two_products`) and summed by the
+    compensated cascade of :func:`_compensated_sums` (within u|a_i| + u·cap while ‖s‖ is below
+    :func:`_compensated_up_to`) or, with ``exact``, rounded once (``math.fsum``: within 2u|a_i| whatever s), then
+    scaled back by 2^exponent (exact, or below 2^-1074, or overflowing to ±inf, which the clip turns into ±cap).
+    Either way the error after the clip is at most 2u·cap, where a plain dot product would be off by d·u·R‖s‖."""
+    hi, lo = _two_products(X, scaled)
+    if exact:
+        sums = np.array([math.fsum(row) for row in np.hstack([hi, lo]).tolist()], dtype=np.float64)
+    else:
+        sums = _compensated_sums(hi, lo)
+    with np.errstate(over="ignore"):
+        return np.clip(y * np.ldexp(sums, exponent), -cap, cap)
+
+
+def _two_products(X: np.ndarray, scaled: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """hi + lo = x_ij·s′_j exactly (Dekker's TwoProduct, Veltkamp's split), for every entry. Exact without overflow
+    or underflow: s′ has its largest entry in [2^499, 2^500), so products that underflow are below 2^-969 there,
+    and below 2^-442 once scaled back, for any finite s (the (d + 1)·2^-440 of :func:`_gradient_error_at`)."""
+    hi = X * scaled
+    x_hi, x_lo = _split(X)
+    s_hi, s_lo = _split(scaled)
+    return hi, ((x_hi * s_hi - hi) + x_hi * s_lo + x_lo * s_hi) + x_lo * s_lo
+
+
+def _split(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Veltkamp's split a = hi + lo into halves of at most 26 significant bits each (exact for |a| < 2^996)."""
+    c = 134217729.0 * a  # 2^27 + 1
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+def _compensated_sums(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """Σ_j (hi_ij + lo_ij) per row by Ogita, Rump & Oishi's Dot2 (their Sum2 cascade of Knuth's TwoSum over the
+    exact products), vectorised over the rows."""
+    hi, lo = np.ascontiguousarray(hi.T), np.ascontiguousarray(lo.T)
+    total, error = hi[0], lo[0]
+    for h, low in zip(hi[1:], lo[1:], strict=True):
+        new = total + h
+        back = new - total
+        error = error + (((total - (new - back)) + (h - back)) + low)
+        total = new
+    return total + error
 
 
 def _covered(sensitivity: float, grid: float | None, d: int) -> float:
@@ -708,13 +766,21 @@ def _covered(sensitivity: float, grid: float | None, d: int) -> float:
     return sensitivity if grid is None else math.nextafter(sensitivity + grid * math.sqrt(d), math.inf)
 
 
-def _gridded_release(f: np.ndarray, sensitivity: float, epsilon: float, grid: float | None, rng) -> np.ndarray:
-    """f + b with b of density ∝ exp(−ε‖b‖/Δ); on the grid both are rounded and added as integers, so the data
-    enter only through the integer round(f/G)."""
-    b = sample_gamma_norm_vector(f.shape[0], epsilon / sensitivity, rng)
+def _gridded_release(parts: tuple, sensitivity: float, epsilon: float, grid: float | None, rng) -> np.ndarray:
+    """f + b, f the sum of the ``parts``, b of density ∝ exp(−ε‖b‖/Δ); on the grid round(f/G) (computed exactly
+    from the parts, one rounding) and round(b/G) are added as integers, so the data enter only through the integer
+    round(f/G)."""
+    b = sample_gamma_norm_vector(parts[0].shape[0], epsilon / sensitivity, rng)
     if grid is None:
-        return f + b
-    return integers_times_grid(grid_integers(f, grid) + grid_integers(b, grid), grid)
+        return functools.reduce(np.add, parts) + b
+    return integers_times_grid(_sum_on_grid(parts, grid) + grid_integers(b, grid), grid)
+
+
+def _sum_on_grid(parts: tuple, grid: float) -> np.ndarray:
+    """round((Σ parts)/G) per coordinate, exactly (rational arithmetic: no overflow, one rounding), as Python
+    integers."""
+    unit = Fraction(grid)
+    return np.array([round(sum(map(Fraction, column)) / unit) for column in zip(*parts, strict=True)], dtype=object)
 
 
 def huber(h: float) -> _Huber:
@@ -783,15 +849,15 @@ def svm(
     accountant : Accountant, optional
         Charged (ε, 0) before any noise is drawn.
     tol : float, default 1e-9
-        Objective perturbation: certified ‖∇‖₂ of the objective at the
-        minimiser found (it is then within tol/λ of the exact one; that
+        Objective perturbation: the released centre is within tol/(λ + Δ) of
+        the exact minimiser of the perturbed objective (a public bound; that
         distance is charged). Not used by output perturbation.
     max_iter : int, default 5000
-        Objective perturbation: iteration limit of each L-BFGS-B run (at most
-        two, see the module docstring); :class:`NotConvergedError` if the
-        certificate is not reached. Output perturbation: the most gradient
-        steps it takes (fewer when the public bound on its distance to the
-        minimiser is already small; :class:`dpstats.erm.Descent`).
+        Objective perturbation: the most accelerated gradient steps it may
+        take (it takes the fewest that reach ``tol``, a public number;
+        :class:`dpstats.erm.Accelerated`). Output perturbation: the most
+        gradient steps it takes (fewer when the public bound on its distance
+        to the minimiser is already small; :class:`dpstats.erm.Descent`).
     noise : {"exact", "gamma", "float"}, default "exact"
         ``"exact"``: exact discrete noise on a public grid (output
         perturbation: discrete Laplace; objective perturbation: its release on
@@ -807,10 +873,10 @@ def svm(
 
     Raises
     ------
-    NotConvergedError
-        Objective perturbation only: if the minimiser cannot be certified
-        (nothing is released, but the budget has already been charged; see the
-        module docstring). Output perturbation never fails to converge.
+    ParameterError
+        Before anything is charged, if the public plan cannot reach ``tol``
+        within ``max_iter`` steps or in double precision (module docstring).
+        Neither method fails after the charge.
 
     References
     ----------
@@ -899,10 +965,10 @@ def logistic_regression(
 
     Raises
     ------
-    NotConvergedError
-        Objective perturbation only: if the minimiser cannot be certified
-        (nothing is released, but the budget has already been charged; see the
-        module docstring). Output perturbation never fails to converge.
+    ParameterError
+        Before anything is charged, if the public plan cannot reach ``tol``
+        within ``max_iter`` steps or in double precision (module docstring).
+        Neither method fails after the charge.
 
     References
     ----------

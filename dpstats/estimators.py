@@ -603,7 +603,8 @@ class DPLogisticRegression(_DPLinearClassifier):
         Charged at every ``fit`` (shared by clones).
     random_state : None, int or numpy.random.Generator
     tol : float, default 1e-9
-        Gradient-norm certificate of the minimiser (see :mod:`dpstats.erm`).
+        Objective perturbation: the public bound tol/(λ + Δ) on the released centre's distance to the exact
+        minimiser (see :mod:`dpstats.erm`).
     max_iter : int, default 5000
     noise : {{"exact", "gamma", "float"}}, default "exact"
         As in :func:`dpstats.svm` (``"gamma"``: the paper's output-perturbation noise, recorded as unproven).

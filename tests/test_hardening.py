@@ -4,7 +4,8 @@
 2. quantile's work depended on the data (a rejection loop whose acceptance rate is a function of the data).
 3. ERM output perturbation drew floating-point Gamma-norm noise and recorded it as proven.
 4. Success depended on one row: low_rank's floating-point refusal read the data; svm(method="output") could fail
-   to converge on a valid input while its neighbour was released.
+   to converge on a valid input while its neighbour was released, and so could objective perturbation (the default
+   method), after the charge.
 """
 
 import math
@@ -122,6 +123,40 @@ def test_output_perturbation_releases_on_a_separable_set_at_tiny_lambda_and_on_i
         for labels in (y, flipped):
             f = dps.svm(X, labels, 1.0, lam=1e-8, method="output", rng=seed)
             assert np.isfinite(f).all()
+
+
+def test_objective_perturbation_releases_on_both_neighbours_where_the_certified_solver_failed_on_one():
+    """svm (objective perturbation), separable, n = 200, d = 5, lam = 1e-6, eps = 100 (so Delta = 0), tol = 1e-6:
+    the certified L-BFGS-B solver raised NotConvergedError after the charge for seeds 2 and 8, while the neighbour
+    with one label flipped was released. Now a fixed, public number of accelerated gradient steps: both are
+    released, and charged alike."""
+    X, y = separable(200, d=5, seed=0)
+    flipped = y.copy()
+    flipped[0] = -flipped[0]
+    for seed in (2, 8):
+        notes = []
+        for labels in (y, flipped):
+            acc = dps.Accountant(100.0, composition="basic")
+            f = dps.svm(X, labels, 100.0, lam=1e-6, tol=1e-6, max_iter=100_000, rng=seed, accountant=acc)
+            assert np.isfinite(f).all() and acc.spent == (100.0, 0.0)
+            notes.append(acc.ledger[0].note)
+        assert notes[0] == notes[1]  # the step count and the error bound in the note are public
+
+
+def test_objective_perturbation_refuses_both_neighbours_alike_when_double_precision_cannot_reach_tol():
+    """The same neighbours at the default tol = 1e-9: the public plan cannot bound the rounding of its steps below
+    tol/lam at lam = 1e-6, so both are refused before anything is charged, with the same message."""
+    X, y = separable(200, d=5, seed=0)
+    flipped = y.copy()
+    flipped[0] = -flipped[0]
+    messages = []
+    for labels in (y, flipped):
+        acc = dps.Accountant(100.0)
+        with pytest.raises(dps.ParameterError, match="double precision") as refused:
+            dps.svm(X, labels, 100.0, lam=1e-6, rng=2, accountant=acc)
+        assert acc.ledger == []
+        messages.append(str(refused.value))
+    assert messages[0] == messages[1]
 
 
 def _low_rank_outcome(A, **kwargs) -> str:

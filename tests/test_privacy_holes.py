@@ -184,12 +184,12 @@ def test_parallel_gaussian_parts_keep_the_largest_failure_probability():
 
 
 def test_erm_certificate_covers_the_error_of_the_margins():
-    from dpstats.erm import _gradient_error
+    from dpstats.erm import _gradient_error_at
 
-    f = np.full(100, 100.0)
-    without_curvature = _gradient_error((100_000, 100), f, 1e-3, np.zeros(100), 0.0)
-    with_curvature = _gradient_error((100_000, 100), f, 1e-3, np.zeros(100), 500.0)  # Huber h = 1e-3
-    assert with_curvature - without_curvature >= 500.0 * 100 * 2.0**-53 * np.linalg.norm(f)
+    norm_f = np.linalg.norm(np.full(100, 100.0))
+    without_curvature = _gradient_error_at((100_000, 100), norm_f, 1e-3, 0.0)
+    with_curvature = _gradient_error_at((100_000, 100), norm_f, 1e-3, 500.0)  # Huber h = 1e-3
+    assert with_curvature - without_curvature >= 500.0 * 100 * 2.0**-53 * norm_f
 
 
 def test_ppca_charges_the_floating_point_error_of_the_gram_matrix():
