@@ -34,6 +34,7 @@ LAYERS = [
         "dpstats.lowrank",
         "dpstats.erm",
         "dpstats.preprocessing",
+        "dpstats.covariance_trace",
     ],
     ["dpstats.estimators"],
     ["dpstats.audit", "dpstats.metrics"],
