@@ -215,6 +215,10 @@ def _plan(epsilon, delta, algorithm, d, m, rows_bound, grid_slack, noise) -> _Pl
     return _Plan(vectors, values, gauss, trace, epsilon_svt, (costlier, PureDP(epsilon_svt)))
 
 
+#: The exact path's calibration depends on public numbers only: repeated calls (audits, sweeps) reuse it.
+_exact_plan = functools.lru_cache(maxsize=64)(_plan)
+
+
 def _profile_top(d: int) -> int:
     """The largest fixed-point squared norm q a row adds to the trace (:func:`dpstats._kernels.rows.norm_profile`)."""
     return round(norm_bound_squared(d) * 2**PROFILE_BITS)
@@ -286,29 +290,30 @@ def _predicted_errors(radius: float, trace: float, d: int, plan: _Plan) -> tuple
 
 def _clipping_bias(counts: np.ndarray) -> list[Fraction]:
     """S_j for j = 0 … RADII − 1: Σ over rows of level l <= j of 4^-(l−1) − 4^-j (module docstring, "Radius"),
-    exact."""
-    return [
-        sum(
-            (int(counts[level - 1]) * (Fraction(1, 4 ** (level - 1)) - Fraction(1, 4**j)) for level in range(1, j + 1)),
-            Fraction(0),
-        )
-        for j in range(RADII)
-    ]
+    exact: S_j = (Σ_{l<=j} c_l·4^(j−l+1) − Σ_{l<=j} c_l) / 4^j, in integers."""
+    counts = [int(c) for c in counts]
+    out, weighted, total = [], 0, 0  # Σ_{l<=j} c_l·4^(j−l+1) and Σ_{l<=j} c_l, updated as j grows
+    for j in range(RADII):
+        if j:
+            weighted = 4 * weighted + 4 * counts[j - 1]
+            total += counts[j - 1]
+        out.append(Fraction(weighted - total, 4**j))
+    return out
 
 
 def _choose_radius(counts: np.ndarray, trace: float, d: int, m: int, plan: _Plan, rng) -> float:
     """The sparse vector step (module docstring, "Privacy" 2): the first j whose noisy query Q_j + ν_j reaches the
     noisy threshold ρ₀, and the radius 2^-(j−1) (at most 1); 2^-(RADII−1) when none does. The queries are
-    Q_j = floor(2^12·q_j/m): integers of sensitivity 2^12 (q_j/m moves by at most 1)."""
+    Q_j = floor(2^12·q_j/m): integers of sensitivity 2^12 (q_j/m moves by at most 1). The noise of every query is
+    drawn at once (the ones after the first to fire are never used)."""
     step = 1 << _SVT_BITS
     eps_num = math.floor(Fraction(plan.epsilon_svt) * (1 << _EPSILON_BITS))  # ε′ = eps_num / 2^40 <= ε_svt
     threshold = int(discrete_laplace(2 * step << _EPSILON_BITS, eps_num, (), rng))  # scale 2·2^12/ε′
-    bias = _clipping_bias(counts)
-    for j in range(RADII):
+    noise = discrete_laplace(4 * step << _EPSILON_BITS, eps_num, RADII, rng)  # scale 4·2^12/ε′ each
+    for j, bias in enumerate(_clipping_bias(counts)):
         radius = 2.0**-j
         predicted = min(_predicted_errors(radius, trace, d, plan))
-        query = math.floor((bias[j] - Fraction(predicted)) * step / m)
-        if query + int(discrete_laplace(4 * step << _EPSILON_BITS, eps_num, (), rng)) >= threshold:
+        if math.floor((bias - Fraction(predicted)) * step / m) + int(noise[j]) >= threshold:
             return min(1.0, 2.0 * radius)
     return 2.0 ** -(RADII - 1)
 
@@ -394,7 +399,8 @@ def _release(X, epsilon, delta, algorithm, eigenvalues, clip, privacy_unit, max_
     from ._kernels.gram import grid_gram_slack
 
     grid = grid_for(math.sqrt(2.0) * m * norm_bound_squared(d) / math.sqrt(_upper_size(d)), GRID_BITS)
-    plan = _plan(epsilon, delta, algorithm, d, m, rows_bound, grid_gram_slack(rows_bound, d, grid), noise)
+    calibrate = _exact_plan if noise == "exact" else _plan  # the float path warns at every call: never cached
+    plan = calibrate(epsilon, delta, algorithm, d, m, rows_bound, grid_gram_slack(rows_bound, d, grid), noise)
     if algorithm == "adaptive":
         profile = _profile(X, d, rows_bound)  # every row checked here, before the charge
         statements = [plan.trace.statement("squared-norm units (the trace of XᵀX)")]
