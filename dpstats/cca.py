@@ -203,7 +203,7 @@ def cca(
     norm_bound : None, float or "private", default None
         What the joint rows' norms are bounded by: None (1), a public R > 0 (the rows are divided by R, the
         release ``C_hat``, ``sigma`` and ``ridge`` are in the data's units, and ``U``, ``V`` apply to the rows as
-        given), or ``"private"``: the private 0.9-quantile of the joint rows' norms, bought with
+        given), or ``"private"``: the private 0.75-quantile of the joint rows' norms, bought with
         ``radius_share``·ε and charged with the release as one ledger entry; rows above it are clipped
         (:func:`dpstats.preprocessing.to_unit_rows`).
     radius_share : float, default 0.1

@@ -488,7 +488,7 @@ def covariance_dong(
         module docstring), or the paper's noisy eigenvalues of XᵀX (``noise="float"`` only).
     norm_bound : None, float or "private", default None
         None: rows must have norm <= 1. A public R > 0: rows must have norm <= R (``clip`` to force it); they are
-        divided by R and the estimate multiplied by R². ``"private"``: R is the private 0.9-quantile of the row
+        divided by R and the estimate multiplied by R². ``"private"``: R is the private 0.75-quantile of the row
         norms, bought with ``radius_share``·ε (:func:`dpstats.preprocessing.to_unit_rows`), rows above it clipped.
     radius_share : float, default 0.1
         With ``norm_bound="private"``: the part of ε spent on R.

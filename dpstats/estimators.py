@@ -190,7 +190,7 @@ class DPPCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         Rescale rows with norm > 1 (or > ``norm_bound``) to it instead of raising.
     norm_bound : None, float or "private", default None
         What the rows' norms are bounded by: None (1; longer rows raise unless ``clip``), a public R > 0, or
-        ``"private"`` for data of unknown scale: a private 0.9-quantile of the row norms, bought with
+        ``"private"`` for data of unknown scale: a private 0.75-quantile of the row norms, bought with
         ``radius_share``·ε and charged with the fit (see :func:`dpstats.pca`).
     radius_share : float, default 0.1
         With ``norm_bound="private"``: the part of ε spent on the bound.
@@ -304,7 +304,7 @@ class DPCCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         Rescale joint rows with norm > 1 (or > ``norm_bound``) to it instead of raising.
     norm_bound : None, float or "private", default None
         What the joint rows' norms are bounded by (see :func:`dpstats.cca`): None (1), a public R > 0, or
-        ``"private"`` (a private 0.9-quantile of the norms, bought with ``radius_share``·ε).
+        ``"private"`` (a private 0.75-quantile of the norms, bought with ``radius_share``·ε).
     radius_share : float, default 0.1
         With ``norm_bound="private"``: the part of ε spent on the bound.
     max_rows : int, optional

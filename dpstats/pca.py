@@ -747,7 +747,7 @@ def pca(
 
     Every mechanism needs rows of norm <= 1, and raises on longer ones unless ``clip=True``. ``norm_bound`` says
     what the rows' norms are bounded by instead: a public number R (the rows are divided by it; the subspace is the
-    same), or ``"private"``: the bound is the private 0.9-quantile of the row norms, bought with ``radius_share``·ε
+    same), or ``"private"``: the bound is the private 0.75-quantile of the row norms, bought with ``radius_share``·ε
     and charged with the mechanism as one ledger entry; the rows above it are clipped
     (:func:`dpstats.preprocessing.to_unit_rows`). With a privacy unit the quantile is taken at the unit level.
 

@@ -38,8 +38,11 @@ __all__ = [
 
 #: The public range in which :func:`private_norm_bound` looks for the row norms' quantile (about 1e-6 to 1e6).
 NORM_BOUNDS = (2.0**-20, 2.0**20)
-#: The quantile level of the row norms that :func:`private_norm_bound` releases by default.
-RADIUS_QUANTILE = 0.9
+#: The quantile level of the row norms that :func:`private_norm_bound` releases by default. Measured (PCA, k = 10,
+#: 10 % of ε for the bound, ε in {0.3, 1}; MNIST, digits, spiked and skewed synthetic data): 0.5 and 0.75 capture
+#: the most energy, 0.9 fails on the 1797 digits at ε = 0.3 (the bound lands far above the norms when n·ε·(1 − q) is
+#: small), 0.99 and the maximum fail everywhere; 0.75 clips fewer rows than the median for the same utility.
+RADIUS_QUANTILE = 0.75
 #: The share of ε that ``norm_bound="private"`` spends on the bound (the mechanism gets the rest).
 RADIUS_SHARE = 0.1
 
@@ -93,7 +96,7 @@ def private_norm_bound(
     ``max_rows`` + 2^-10; see :func:`dpstats.quantile`). ε-DP, one exponential-mechanism event on the ledger.
 
     A log grid keeps the relative resolution the same at every scale (0.08 % per cell for the default bounds),
-    so a wide range costs little. The mechanism needs enough rows: when n·ε is small (below about 100) the
+    so a wide range costs little. The mechanism needs enough rows: when n·ε·(1 − q) is small (below about 20) the
     empty cells above the largest norm together outweigh the data's and the bound can land far above the norms.
 
     Parameters
@@ -102,8 +105,10 @@ def private_norm_bound(
         The data, one person per row (finite).
     epsilon : float
         ε > 0 of this release.
-    q : float, default 0.9
+    q : float, default 0.75
         Quantile level in (0, 1]: the bound leaves about a fraction 1 − q of the rows above it (to be clipped).
+        Levels near 1 need many rows: the exponential mechanism's empty cells above the largest norm have utility
+        −(1 − q)·n each, and outweigh the data's when n·ε·(1 − q) is small (:data:`RADIUS_QUANTILE`).
     bounds : tuple (lower, upper), default (2^-20, 2^20)
         The public range of the bound, 0 < lower < upper, chosen without looking at the data.
     privacy_unit : array_like, Series or str, optional
@@ -218,7 +223,7 @@ def to_unit_rows(
       and ``clip`` (the mechanism checks or clips the rows itself).
     * a number R > 0 (public, chosen without the data): the rows must have norm <= R (``clip=True`` scales longer
       ones down to R); they are divided by R.
-    * ``"private"``: R̃ = :func:`private_norm_bound` (the 0.9-quantile of the norms in the default public
+    * ``"private"``: R̃ = :func:`private_norm_bound` (the 0.75-quantile of the norms in the default public
       range) with the part ``radius_share`` of ε; the rows are clipped to R̃ — those above the quantile
       necessarily — and divided by it. The mechanism gets the rest of ε (an exact split: the two add up to at most
       ε by basic composition). The bound is charged with the mechanism, as one ledger entry, when the mechanism
