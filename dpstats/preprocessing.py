@@ -141,7 +141,7 @@ def private_norm_bound(
     True
     """
     epsilon, rng = check_epsilon(epsilon), check_rng(rng)
-    q = _check_level(q)
+    q = _fraction(q, "q", upper_inclusive=True)
     lower, upper = check_bounds(bounds, "bounds")
     if lower.ndim or upper.ndim or lower <= 0:
         raise ParameterError(f"bounds must be a pair of scalars 0 < lower < upper; got {bounds!r}")
@@ -168,11 +168,13 @@ def private_norm_bound(
     return float(np.clip(2.0**level, float(lower), float(upper)))
 
 
-def _check_level(q) -> float:
-    valid = isinstance(q, numbers.Real) and not isinstance(q, bool) and math.isfinite(q) and 0 < q <= 1
-    if not valid:
-        raise ParameterError(f"q must be a number with 0 < q <= 1; got {q!r}")
-    return float(q)
+def _fraction(value, name: str, *, upper_inclusive: bool) -> float:
+    """``value`` as a float in (0, 1] (``upper_inclusive``) or (0, 1), else a ParameterError naming it."""
+    valid = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+    if not valid or value > 1 or (value == 1 and not upper_inclusive):
+        upper = "<=" if upper_inclusive else "<"
+        raise ParameterError(f"{name} must be a number with 0 < {name} {upper} 1; got {value!r}")
+    return float(value)
 
 
 @dataclass(frozen=True)
@@ -274,7 +276,7 @@ def to_unit_rows(
         radius = check_positive(norm_bound, "norm_bound")
         rows = check_row_norms(as_array(X, "X", ndim=(2,)), "X", max_norm=radius, clip=clip)
         return UnitRows(rows * (1.0 / radius), radius, epsilon, ids, False, accountant)
-    share = _check_share(radius_share)
+    share = _fraction(radius_share, "radius_share", upper_inclusive=False)
     epsilon_bound, epsilon_rest = split_weighted(epsilon, [share, 1.0 - share])
     check_epsilon(epsilon_bound, "epsilon share of the norm bound (epsilon * radius_share)")
     radius = private_norm_bound(X, epsilon_bound, privacy_unit=ids, max_rows=max_rows, rng=check_rng(rng))
@@ -286,10 +288,3 @@ def to_unit_rows(
         f"exponential mechanism on a public log grid of [{NORM_BOUNDS[0]:g}, {NORM_BOUNDS[1]:g}])",
     )
     return UnitRows(rows * (1.0 / radius), radius, epsilon_rest, ids, False, owed)
-
-
-def _check_share(share) -> float:
-    valid = isinstance(share, numbers.Real) and not isinstance(share, bool) and math.isfinite(share)
-    if not valid or not 0 < share < 1:
-        raise ParameterError(f"radius_share must be a number with 0 < radius_share < 1; got {share!r}")
-    return float(share)

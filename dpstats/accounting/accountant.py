@@ -529,7 +529,22 @@ class ParallelBlock:
         self.close()
 
 
-class _Branch:
+class _Forwarding:
+    """An accountant for one mechanism call that records through another (its ``record`` says how)."""
+
+    _accountant: Accountant | _Forwarding
+
+    def record(self, mechanism: str, events, *, note: str = "", proven: bool = True, noise=()) -> LedgerEntry:
+        raise NotImplementedError  # pragma: no cover - interface
+
+    def spend(self, epsilon: float, delta: float = 0.0, *, mechanism: str = "", note: str = "") -> None:
+        self.record(mechanism, [_generic_event(epsilon, delta)], note=note)
+
+    def refuse(self, mechanism: str, reason: str) -> None:
+        self._accountant.refuse(mechanism, reason)
+
+
+class _Branch(_Forwarding):
     """One part of a parallel block: spends go to the parent's block (an accountant for one mechanism call)."""
 
     def __init__(self, accountant: Accountant, block: int, part: int) -> None:
@@ -540,17 +555,11 @@ class _Branch:
             mechanism, events, note=note, proven=proven, noise=noise, _slot=(self._block, self._part)
         )
 
-    def spend(self, epsilon: float, delta: float = 0.0, *, mechanism: str = "", note: str = "") -> None:
-        self.record(mechanism, [_generic_event(epsilon, delta)], note=note)
-
-    def refuse(self, mechanism: str, reason: str) -> None:
-        self._accountant.refuse(mechanism, reason)
-
     def __repr__(self) -> str:
         return f"<branch {self._part + 1} of parallel block {self._block + 1} of {self._accountant!r}>"
 
 
-class _Pending:
+class _Pending(_Forwarding):
     """An accountant for one mechanism call that owes a release made before it (:func:`with_pending`)."""
 
     def __init__(self, accountant, events: tuple, note: str) -> None:
@@ -560,12 +569,6 @@ class _Pending:
         owed, self._events = self._events, ()
         note = "; ".join(n for n in (self._note if owed else "", note) if n)
         return self._accountant.record(mechanism, [*owed, *events], note=note, proven=proven, noise=noise)
-
-    def spend(self, epsilon: float, delta: float = 0.0, *, mechanism: str = "", note: str = "") -> None:
-        self.record(mechanism, [_generic_event(epsilon, delta)], note=note)
-
-    def refuse(self, mechanism: str, reason: str) -> None:
-        self._accountant.refuse(mechanism, reason)
 
     def __repr__(self) -> str:
         return f"<{self._accountant!r}, owing {len(self._events)} event(s)>"
@@ -617,7 +620,7 @@ def check_accountant(accountant):
     Mechanisms call this first, with their other argument checks, so a wrong
     type fails before any work is done.
     """
-    if accountant is not None and not isinstance(accountant, Accountant | _Branch | _Pending):
+    if accountant is not None and not isinstance(accountant, Accountant | _Forwarding):
         raise ParameterError(
             f"accountant must be a dpstats.Accountant (or a branch of Accountant.parallel) or None; "
             f"got {type(accountant).__name__}"
