@@ -262,7 +262,7 @@ def to_unit_rows(
     >>> from dpstats.preprocessing import to_unit_rows
     >>> X = np.random.default_rng(0).normal(0, 30, (5000, 4))
     >>> rows = to_unit_rows(X, "private", 1.0, rng=np.random.default_rng(0))
-    >>> rows.epsilon, rows.radius > 40, bool(np.sqrt((rows.X ** 2).sum(axis=1)).max() <= 1 + 1e-9)
+    >>> round(rows.epsilon, 12), rows.radius > 40, bool(np.sqrt((rows.X ** 2).sum(axis=1)).max() <= 1 + 1e-9)
     (0.9, True, True)
     """
     if norm_bound is None:
