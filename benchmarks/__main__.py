@@ -26,6 +26,7 @@ MODULES = [
     "bench_noise",
     "bench_accounting",
     "bench_scale",
+    "bench_covariance_trace",
 ]
 
 

@@ -35,6 +35,7 @@ LAYERS = [
         "dpstats.lowrank",
         "dpstats.erm",
         "dpstats.preprocessing",
+        "dpstats.covariance_trace",
     ],
     ["dpstats.estimators"],
     ["dpstats.audit", "dpstats.metrics"],

@@ -142,6 +142,7 @@ def releases() -> dict:
             dps.estimators.DPLinearSVC(epsilon=1.0, lam=0.01, classes=[-1, 1], random_state=34).fit(X, y).coef_
         ),
         "ledger": _ledger,
+        "ledger_dong": _ledger_dong,
         "mean_units": lambda: dps.mean(x, 1.0, bounds=(0, 1), privacy_unit=x_units, max_rows=3, rng=60),
         "variance_units": lambda: dps.variance(
             M, 1.0, 1e-6, bounds=(0, [1, 10, 100]), axis=0, privacy_unit=M_units, max_rows=2, rng=61
@@ -161,6 +162,19 @@ def releases() -> dict:
         "amin_eigen": lambda: np.concatenate([np.ravel(a) for a in dps.amin_eigen(X, 1.0, rank=2, rng=122)]),
         "pca_amin": lambda: dps.pca(X, 2, 1.0, mechanism="amin", rng=123),
         "covariance_amin_units": lambda: dps.covariance(X, 1.0, privacy_unit=X_units, max_rows=4, rng=124),
+        "covariance_dong": lambda: dps.covariance_dong(X / 4, 1.0, 1e-6, rng=70),
+        "covariance_dong_separate": lambda: dps.covariance_dong(X, 1.0, 1e-6, algorithm="separate", rng=71),
+        "covariance_dong_float": lambda: dps.covariance_dong(
+            X, 1.0, 1e-6, algorithm="separate", eigenvalues="spectrum", noise="float", rng=72
+        ),
+        "pca_dong": lambda: dps.pca_dong(X, 2, 1.0, 1e-6, rng=73),
+        "pca_dong_units": lambda: dps.pca(X, 2, 1.0, mechanism="dong", privacy_unit=X_units, max_rows=4, rng=74),
+        "private_norm_bound": lambda: dps.preprocessing.private_norm_bound(M, 1.0, rng=75),
+        "pca_private_bound": lambda: dps.pca(M, 2, 1.0, norm_bound="private", rng=76),
+        "cca_private_bound": lambda: dps.cca(X * 30, Y * 30, 2, 1.0, 1e-6, norm_bound="private", rng=77),
+        "estimator_pca_dong_private": lambda: (
+            dps.estimators.DPPCA(2, mechanism="dong", norm_bound="private", random_state=78).fit(M).components_
+        ),
     }
     import dask.array as da
 
@@ -175,6 +189,7 @@ def releases() -> dict:
             "dask_svm": lambda: dps.svm(Xd, yd, 1.0, lam=0.01, rng=55),
             "dask_low_rank": lambda: dps.low_rank(da.from_array(A, chunks=30), 2, 1.0, 1e-6, bounds=(0, 1), rng=56),
             "dask_covariance_amin": lambda: dps.covariance(Xd, 1.0, rng=125),
+            "dask_covariance_dong": lambda: dps.covariance_dong(Xd / 4, 1.0, 1e-6, rng=57),
         }
     )
     return cases
@@ -193,6 +208,15 @@ def _ledger():
     dps.svm(X, y, 1.0, lam=0.01, rng=47, accountant=acc)
     dps.cca(X / 1.5, Y / 1.5, 2, 1.0, 1e-6, rng=48, accountant=acc)
     dps.low_rank(A, 2, 1.0, 1e-6, bounds=(0, 1), rng=49, accountant=acc)
+    return acc
+
+
+def _ledger_dong():
+    x, M, X, y, Y, A, words = _data()
+    acc = dps.Accountant(100.0, 1e-3)
+    dps.covariance_dong(X, 1.0, 1e-6, rng=80, accountant=acc)
+    dps.covariance_dong(X, 1.0, 1e-6, algorithm="separate", rng=81, accountant=acc)
+    dps.pca(M, 2, 1.0, norm_bound="private", rng=82, accountant=acc)
     return acc
 
 
