@@ -220,7 +220,7 @@ BAD_DONG = [
     (dict(norm_bound="private", radius_share=1.5), ParameterError, "radius_share must be a number"),
     (dict(rng="seed"), ParameterError, "rng must be"),
     (dict(accountant="budget"), ParameterError, "accountant must be"),
-    (dict(X=ROWS * 4), OutOfBoundsError, r"row\(s\) with L2 norm > 1 .*norm_bound='private'"),
+    (dict(X=ROWS * 4), OutOfBoundsError, r"row\(s\) with L2 norm > 1.*norm_bound='private'"),
     (dict(X=np.where(ROWS > 0.29, np.nan, ROWS)), DataValidationError, "NaN"),
     (dict(X=np.zeros((5, 0))), DataValidationError, "at least one column"),
     (dict(X=np.zeros(5)), DataValidationError, "X must"),
