@@ -86,6 +86,7 @@ from ._releases import plan, release, split_budget
 from ._validation import check_bounds, check_delta, check_epsilon
 from .accounting import Accountant, check_accountant
 from .exceptions import DataValidationError, ParameterError
+from .groups import grouped
 from .noise.random import check_rng
 from .noise.release import Statistic
 
@@ -169,6 +170,10 @@ def mean(
     axis: int | None = None,
     weights=None,
     clip: bool = False,
+    by=None,
+    categories=None,
+    max_groups: int | None = None,
+    selection: str | None = None,
     privacy_unit=None,
     max_rows: int | None = None,
     rng=None,
@@ -268,6 +273,27 @@ def mean(
     """
     epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
     check_accountant(accountant)
+    if by is not None:
+        return _by_key(
+            "mean",
+            x,
+            epsilon,
+            delta,
+            by,
+            axis,
+            bounds,
+            clip,
+            weights,
+            categories,
+            max_groups,
+            selection,
+            privacy_unit,
+            max_rows,
+            rng,
+            accountant,
+            noise,
+        )
+    _ungrouped(categories, max_groups, selection)
     rec = _records(x, bounds, axis, clip, squares=False, privacy_unit=privacy_unit, max_rows=max_rows, rng=rng)
     sums, table = rec.sums, rec.table
     if rec.units is not None:
@@ -372,6 +398,10 @@ def variance(
     axis: int | None = None,
     weights=None,
     clip: bool = False,
+    by=None,
+    categories=None,
+    max_groups: int | None = None,
+    selection: str | None = None,
     privacy_unit=None,
     max_rows: int | None = None,
     rng=None,
@@ -432,6 +462,27 @@ def variance(
     """
     epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
     check_accountant(accountant)
+    if by is not None:
+        return _by_key(
+            "variance",
+            x,
+            epsilon,
+            delta,
+            by,
+            axis,
+            bounds,
+            clip,
+            weights,
+            categories,
+            max_groups,
+            selection,
+            privacy_unit,
+            max_rows,
+            rng,
+            accountant,
+            noise,
+        )
+    _ungrouped(categories, max_groups, selection)
     rec = _records(x, bounds, axis, clip, squares=True, privacy_unit=privacy_unit, max_rows=max_rows, rng=rng)
     sums, table = rec.sums, rec.table
     if rec.units is not None:
@@ -495,6 +546,10 @@ def sum(  # noqa: A001 (dps.sum, as numpy.sum)
     axis: int | None = None,
     weights=None,
     clip: bool = False,
+    by=None,
+    categories=None,
+    max_groups: int | None = None,
+    selection: str | None = None,
     privacy_unit=None,
     max_rows: int | None = None,
     rng=None,
@@ -538,6 +593,27 @@ def sum(  # noqa: A001 (dps.sum, as numpy.sum)
     """
     epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
     check_accountant(accountant)
+    if by is not None:
+        return _by_key(
+            "sum",
+            x,
+            epsilon,
+            delta,
+            by,
+            axis,
+            bounds,
+            clip,
+            weights,
+            categories,
+            max_groups,
+            selection,
+            privacy_unit,
+            max_rows,
+            rng,
+            accountant,
+            noise,
+        )
+    _ungrouped(categories, max_groups, selection)
     rec = _records(x, bounds, axis, clip, squares=False, privacy_unit=privacy_unit, max_rows=max_rows, rng=rng)
     sums, table = rec.sums, rec.table
     m = 1 if rec.units is None else rec.units.max_rows
@@ -557,12 +633,16 @@ def count(
     epsilon: float,
     delta: float = 0.0,
     *,
+    by=None,
+    categories=None,
+    max_groups: int | None = None,
+    selection: str | None = None,
     privacy_unit=None,
     max_rows: int | None = None,
     rng=None,
     accountant: Accountant | None = None,
     noise: str = "exact",
-) -> float:
+):
     """How many records: exact where the count is public, noisy where it is not.
 
     Without a privacy unit neighbours replace one record, so the number of
@@ -595,6 +675,24 @@ def count(
     """
     epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
     check_accountant(accountant)
+    if by is not None:
+        return grouped(
+            "count",
+            x,
+            epsilon,
+            delta,
+            by=by,
+            categories=categories,
+            max_groups=max_groups,
+            selection=selection,
+            privacy_unit=privacy_unit,
+            max_rows=max_rows,
+            rng=rng,
+            accountant=accountant,
+            noise=noise,
+            name="count",
+        )
+    _ungrouped(categories, max_groups, selection)
     x, units = take_units(x, privacy_unit, max_rows)
     rows = _rows(x)
     if units is None:
@@ -619,3 +717,58 @@ def _rows(x) -> int:
     if rows < 1:
         raise DataValidationError("x must hold at least one record; got none")
     return rows
+
+
+def _by_key(
+    kind,
+    x,
+    epsilon,
+    delta,
+    by,
+    axis,
+    bounds,
+    clip,
+    weights,
+    categories,
+    max_groups,
+    selection,
+    privacy_unit,
+    max_rows,
+    rng,
+    accountant,
+    noise,
+):
+    """A grouped release (:mod:`dpstats.groups`): the records are the rows of ``x`` (``axis`` None or 0)."""
+    if axis not in (None, 0) or isinstance(axis, bool):
+        raise ParameterError(f"with by=, the records are the rows of x: axis must be None or 0; got {axis!r}")
+    return grouped(
+        kind,
+        x,
+        epsilon,
+        delta,
+        by=by,
+        bounds=bounds,
+        clip=clip,
+        weights=weights,
+        categories=categories,
+        max_groups=max_groups,
+        selection=selection,
+        privacy_unit=privacy_unit,
+        max_rows=max_rows,
+        rng=rng,
+        accountant=accountant,
+        noise=noise,
+    )
+
+
+def _ungrouped(categories, max_groups, selection) -> None:
+    """categories, max_groups and selection belong to grouped releases: refuse them without ``by``."""
+    given = [
+        n
+        for n, v in (("categories", categories), ("max_groups", max_groups), ("selection", selection))
+        if v is not None
+    ]
+    if given:
+        raise ParameterError(
+            f"{', '.join(given)} apply only to grouped releases: pass by= (the key of every row, or a column name)"
+        )

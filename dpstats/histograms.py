@@ -17,12 +17,13 @@ from fractions import Fraction
 import numpy as np
 
 from ._engine import as_array, bin_counts, bound_rows, engine_of, take_units
-from ._engine.kinds import is_frame
+from ._engine.kinds import is_frame, library
 from ._engine.tables import check_categories, from_table, labels
 from ._releases import plan, release
 from ._validation import check_bounds, check_delta, check_epsilon, check_int
 from .accounting import Accountant, check_accountant
 from .exceptions import DataValidationError, OutOfBoundsError, ParameterError
+from .groups import grouped
 from .noise.random import check_rng
 from .noise.release import Statistic
 
@@ -39,6 +40,8 @@ def histogram(
     categories=None,
     other=None,
     clip: bool = False,
+    max_groups: int | None = None,
+    selection: str | None = None,
     privacy_unit=None,
     max_rows: int | None = None,
     rng=None,
@@ -106,6 +109,14 @@ def histogram(
     """
     epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
     check_accountant(accountant)
+    if range is None and other is None and (categories is None or max_groups is not None):
+        return _keyed(
+            x, epsilon, delta, categories, max_groups, selection, privacy_unit, max_rows, rng, accountant, noise
+        )
+    if max_groups is not None or selection is not None:
+        raise ParameterError(
+            "max_groups and selection apply to histograms of keys (no range, no other=); got range or other"
+        )
     x, units = take_units(x, privacy_unit, max_rows)
     if units is not None and is_frame(x) and len(x.columns) == 1:
         x = x[x.columns[0]]  # the values' column of a table whose other column is the unit
@@ -182,3 +193,38 @@ def _lookup(index: dict, value) -> int:
         return index.get(value, -1)
     except TypeError:  # unhashable value: not a category
         return -1
+
+
+def _keyed(x, epsilon, delta, categories, max_groups, selection, privacy_unit, max_rows, rng, accountant, noise):
+    """Counts per key (:mod:`dpstats.groups`): keys selected privately (no categories; δ > 0), or the public
+    categories with ``max_groups`` (then returned as a categorical histogram is: counts and names)."""
+    if categories is None and delta == 0:
+        raise ParameterError(
+            "range is required for a numeric histogram: pass (lower, upper) chosen without looking at the data. "
+            "To count labels, pass categories=[...] (the public keys), or delta > 0 to select the keys privately "
+            "(private partition selection: a key held by a single unit then appears with probability at most delta)"
+        )
+    name = getattr(x, "name", None) if library(x) is not None and not is_frame(x) else None
+    counts = grouped(
+        "count",
+        x,
+        epsilon,
+        delta,
+        by=None,
+        categories=categories,
+        max_groups=max_groups,
+        selection=selection,
+        privacy_unit=privacy_unit,
+        max_rows=max_rows,
+        rng=rng,
+        accountant=accountant,
+        noise=noise,
+        keys_in_x=True,
+        name="count",  # as pandas' value_counts: the index is named like x, the counts "count"
+    )
+    if categories is None:
+        return counts
+    names = list(categories)
+    if library(x) == "polars":
+        return counts[counts.columns[1]], names
+    return (counts.rename(name) if library(x) == "pandas" else counts.to_numpy()), names

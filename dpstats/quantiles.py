@@ -94,13 +94,15 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._engine import bound_rows, take_units
+from ._engine import bound_rows, bounded_sums, take_units
 from ._engine.kinds import is_frame
 from ._engine.tables import from_table
-from ._validation import check_array, check_bounds, check_choice, check_epsilon, check_finite, check_int
+from ._releases import charge_plans
+from ._validation import check_array, check_bounds, check_choice, check_delta, check_epsilon, check_finite, check_int
 from .accounting import Accountant, charge, check_accountant, split_epsilon
 from .accounting.events import Exponential
 from .exceptions import DataValidationError, OutOfBoundsError, ParameterError
+from .groups import calibrate, group_table, keyed, prepare, public_index, quantile_sensitivity, released_keys, selected
 from .noise.exact import bernoulli_exp
 from .noise.random import check_rng, describe_source
 
@@ -151,9 +153,13 @@ class _Grid:
                 f"x has {outside} value(s) outside the declared bounds [{self.lower:g}, {self.upper:g}]; fix the "
                 "bounds, or pass clip=True (clipping to public bounds keeps the privacy guarantee)"
             )
+        return np.sort(self.cell_of(x))
+
+    def cell_of(self, x: np.ndarray) -> np.ndarray:
+        """Each record's cell, in the records' order (clipped to the bounds; not checked)."""
         low, high = self._warp([self.lower, self.upper])
         cells = np.floor((self._warp(np.clip(x, self.lower, self.upper)) - low) * (self.size / (high - low)))
-        return np.sort(np.clip(cells, 0, self.size - 1).astype(np.int64))
+        return np.clip(cells, 0, self.size - 1).astype(np.int64)
 
     def values(self, j) -> np.ndarray:
         """The grid points g_j (post-processing of the integers j; the ends are the bounds exactly)."""
@@ -301,6 +307,11 @@ def quantile(
     clip: bool = False,
     grid_size: int = GRID_SIZE,
     scale: str = "linear",
+    by=None,
+    delta: float = 0.0,
+    categories=None,
+    max_groups: int | None = None,
+    selection: str | None = None,
     privacy_unit=None,
     max_rows: int | None = None,
     rng=None,
@@ -387,6 +398,28 @@ def quantile(
     check_accountant(accountant)
     levels, scalar = _check_levels(q)
     grid = _check_grid(bounds, "bounds", grid_size, scale)
+    if by is not None:
+        options = dict(categories=categories, max_groups=max_groups, selection=selection)
+        return _grouped(
+            x,
+            levels,
+            scalar,
+            epsilon,
+            check_delta(delta),
+            grid,
+            clip,
+            by,
+            options,
+            privacy_unit,
+            max_rows,
+            rng,
+            accountant,
+        )
+    if delta != 0 or categories is not None or max_groups is not None or selection is not None:
+        raise ParameterError(
+            "delta, categories, max_groups and selection apply only to grouped quantiles: pass by= (the key of "
+            "every row, or a column name)"
+        )
     x, units = take_units(x, privacy_unit, max_rows)
     if units is not None and is_frame(x) and len(x.columns) == 1:
         x = x[x.columns[0]]  # the values' column of a table whose other column is the unit
@@ -579,3 +612,67 @@ def _bounds_of_column(x: np.ndarray, epsilon: float, grid: _Grid, levels, m: int
     if high <= low:  # both on one grid point: widen by one grid step (post-processing)
         low, high = (low, low + 1) if low < grid.size else (low - 1, low)
     return tuple(float(v) for v in grid.values([low, high]))
+
+
+# ----------------------------------------------------------------------------- grouped: one quantile per key
+
+
+def _grouped(
+    x,
+    levels,
+    scalar: bool,
+    epsilon: float,
+    delta: float,
+    grid: _Grid,
+    clip: bool,
+    by,
+    options: dict,
+    privacy_unit,
+    max_rows,
+    rng,
+    accountant,
+):
+    """One exact single quantile per key (:mod:`dpstats.groups`, "Sensitivities"): the keys public or selected
+    privately; each key's exponential mechanism runs with ε over the total utility sensitivity of the keys a
+    replaced unit moves, so that their losses add up to at most ε; the whole is one ledger entry."""
+    if not scalar:
+        raise ParameterError(f"with by=, q must be one level (a number); got {levels.tolist()}: call once per level")
+    grouping = prepare(
+        "quantile", x, delta, by=by, privacy_unit=privacy_unit, max_rows=max_rows, values=True, **options
+    )
+    if grouping.columns != 1:
+        raise DataValidationError("quantile takes one column of values; got several: pass x[column]")
+    chosen = calibrate(grouping, epsilon, delta)
+    budget = grouping.budgets(epsilon, delta)["quantile"][0]
+    values = grouping.values.reshape(-1, 1) if np.ndim(grouping.values) == 1 else grouping.values
+    bounded_sums(values, np.array([grid.lower]), np.array([grid.upper]), axis=0, clip=clip, squares=False)
+    table = group_table(grouping, rng, cells=grid.cell_of, clip=clip)
+    sensitivity = quantile_sensitivity(grouping)
+    size = len(grouping.categories) if grouping.categories is not None else table.size
+    notes = [grouping.note(table.n_units, size)] + ([] if chosen is None else [chosen.note()])
+    notes.append(
+        f"exponential mechanism (Smith 2011) per key on a {grid.describe()}, utility sensitivity {float(sensitivity):g}"
+        " over the keys; exact sampler"
+    )
+    charge_plans(
+        "quantile",
+        [],
+        rng=rng,
+        accountant=accountant,
+        note="; ".join(notes),
+        events=([] if chosen is None else [chosen.event]) + [Exponential(budget)],
+        statements=() if chosen is None else (chosen.statement(),),
+    )
+    index, _ = selected(grouping, chosen, table, rng)
+    where = public_index(grouping, table)[index] if grouping.categories is not None else index
+    key_of, cell, count = table.cells
+    starts = np.searchsorted(key_of, np.arange(table.size + 1))
+    out = np.empty(index.size)
+    for i, t in enumerate(where):
+        cells = (
+            np.zeros(0, dtype=np.int64)
+            if t < 0
+            else np.repeat(cell[starts[t] : starts[t + 1]], count[starts[t] : starts[t + 1]])
+        )
+        out[i] = grid.values(_sample_one(cells, float(levels[0]), budget, grid.size, rng, sensitivity))
+    return keyed(grouping, released_keys(grouping, table, index), out)
