@@ -38,11 +38,14 @@ import numpy as np
 
 from .fixed_point import FixedPoint
 from .reduce import ExactSum
-from .units import by_unit_then_priority, canonical_ids, mix, ranks_within, select_rows, value_hashes
+from .units import canonical_ids, mix, ranks_within, select_rows, value_hashes
 
 __all__ = ["GroupSpec", "KeyTable", "factorize", "key_table", "merge_tables"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+#: The leading bits of a (unit, key) pair's keyed hash that order a unit's keys (ties, at 2^-20 per pair of keys
+#: of one unit, go to the smaller key: a function of the unit's own keys).
+PRIORITY_BITS = 20
 #: Weights of the weighted selection: w_d = ⌊2^20/√d⌋ in units of 2^-20 (:func:`dpstats.noise.selection.unit_weight`).
 _WEIGHT_BITS = 20
 #: Rows summed per np.bincount of integer-valued floats below 2^b: 2^(52 - b), so every partial sum is exact.
@@ -138,10 +141,14 @@ def factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     number of values are counted directly (no sort)."""
     if values.size and values.dtype.kind in "iu":
         low, high = int(values.min()), int(values.max())
-        if high - low < 4 * values.size + 4096:
-            present = np.bincount(values - low, minlength=high - low + 1) > 0
-            codes = np.cumsum(present) - 1
-            return np.flatnonzero(present) + low, codes[values - low]
+        span = high - low + 1
+        if span <= 4 * values.size + 4096:
+            shifted = values - low if low else values
+            present = np.bincount(shifted, minlength=span) > 0
+            if present.all():  # the values are their own codes
+                return np.arange(low, high + 1, dtype=values.dtype), shifted
+            codes = np.cumsum(present, dtype=np.int64) - 1
+            return np.flatnonzero(present) + low, codes.astype(np.int32 if span < 2**31 else np.int64)[shifted]
     distinct, codes = np.unique(values, return_inverse=True)
     return distinct, codes.reshape(-1)
 
@@ -209,24 +216,41 @@ def key_table(keys, units, values, spec: GroupSpec) -> KeyTable:
     distinct, key_codes = factorize(canonical)
     if not spec.by_unit:
         rows = np.arange(key_codes.size)
-        return _per_key(distinct, key_codes, rows, None, values, spec, pair_key=key_codes, degree=None)
+        return _per_key(distinct, key_codes, rows, None, values, spec)
     unit_values, unit_codes = factorize(np.asarray(units))
-    unit_hash, key_hash = value_hashes(unit_values, spec.key), value_hashes(_hashable(distinct), spec.key ^ 1)
-    counted = None
+    hashes = _Hashes(unit_values, distinct, spec.key)
+    counted, keep = None, None
     if spec.max_groups is None:
         rows = np.flatnonzero(_rows_per_unit(np.asarray(units), canonical, values, spec))
-        pairs = _Pairs.of(unit_codes[rows], key_codes[rows], distinct.size)
+        pairs = _Pairs.of(unit_codes[rows], key_codes[rows], unit_values.size, distinct.size)
     else:
-        pairs = _Pairs.of(unit_codes, key_codes, distinct.size)
-        keep_pair = pairs.bounded(unit_hash, key_hash, spec.max_groups, np.uint64(spec.key))
-        rows = _rows_of_pairs(pairs, keep_pair, unit_codes, key_codes, unit_hash, key_hash, values, spec)
-        pairs = pairs.subset(keep_pair, spec.max_rows)
+        pairs = _Pairs.of(unit_codes, key_codes, unit_values.size, distinct.size)
+        keep = pairs.bounded(hashes, spec.max_groups)
+        rows = _rows_of_pairs(pairs, keep, unit_codes, key_codes, hashes, values, spec)
         if rows is None:  # only counts: the rows of a pair are interchangeable, min(rows, m) of them are kept
-            counted = pairs.rows_per_key()
+            counted = _rows_per_key(pairs, keep, spec.max_rows, distinct.size)
             rows = np.zeros(0, dtype=np.int64)
-    degree = np.bincount(pairs.unit, minlength=unit_values.size)[pairs.unit]  # the keys each pair's unit kept
-    table = _per_key(distinct, key_codes[rows], rows, counted, values, spec, pair_key=pairs.key, degree=degree)
+    table = _per_key(distinct, key_codes[rows], rows, counted, values, spec, pairs=pairs, keep=keep)
     return replace(table, n_units=int(unit_values.size))
+
+
+@dataclass(frozen=True)
+class _Hashes:
+    """Keyed 64-bit hashes of the distinct units' and keys' values (by code), and the salt."""
+
+    unit: np.ndarray
+    key: np.ndarray
+
+    def __init__(self, unit_values: np.ndarray, keys: np.ndarray, key: int) -> None:
+        object.__setattr__(self, "unit", value_hashes(unit_values, key))
+        with np.errstate(over="ignore"):  # (hash(key) ^ salt)·golden, an odd multiplier: a bijection
+            object.__setattr__(self, "key", (value_hashes(_hashable(keys), key ^ 1) ^ np.uint64(key)) * _GOLDEN)
+
+    def of(self, unit_codes: np.ndarray, key_codes: np.ndarray) -> np.ndarray:
+        """A keyed hash of each (unit, key) pair's values."""
+        pair = self.unit[unit_codes]
+        pair ^= self.key[key_codes]
+        return mix(pair)
 
 
 def _hashable(distinct: np.ndarray) -> np.ndarray:
@@ -243,50 +267,65 @@ def _rows_per_unit(units: np.ndarray, keys: np.ndarray, values, spec: GroupSpec)
 
 @dataclass(frozen=True)
 class _Pairs:
-    """The distinct (unit, key) pairs of some rows, sorted by unit then key: their codes and rows."""
+    """The distinct (unit, key) pairs of some rows, sorted by unit then key: packed (unit·2^b + key), codes, rows."""
 
+    packed: np.ndarray
     unit: np.ndarray
     key: np.ndarray
     rows: np.ndarray
-    n_keys: int
+    key_bits: int
 
     @classmethod
-    def of(cls, unit_codes: np.ndarray, key_codes: np.ndarray, n_keys: int) -> _Pairs:
-        combined = np.sort(unit_codes.astype(np.int64) * n_keys + key_codes)
-        starts = _run_starts(combined)
-        firsts = combined[starts]
-        return cls(firsts // n_keys, firsts % n_keys, np.diff(np.append(starts, combined.size)), n_keys)
+    def of(cls, unit_codes: np.ndarray, key_codes: np.ndarray, n_units: int, n_keys: int) -> _Pairs:
+        key_bits, unit_bits = max(1, (n_keys - 1).bit_length()), max(1, (n_units - 1).bit_length())
+        if key_bits + unit_bits > 63:
+            raise OverflowError("too many distinct units and keys to pack a (unit, key) pair into 63 bits")
+        packed = np.sort(cls._pack(unit_codes, key_codes, key_bits))
+        starts = _run_starts(packed)
+        firsts = packed[starts]
+        rows = np.diff(np.append(starts, packed.size))
+        return cls(firsts, firsts >> key_bits, firsts & ((1 << key_bits) - 1), rows, key_bits)
 
-    def combined(self) -> np.ndarray:
-        return self.unit * self.n_keys + self.key
+    @staticmethod
+    def _pack(unit_codes: np.ndarray, key_codes: np.ndarray, key_bits: int) -> np.ndarray:
+        packed = unit_codes.astype(np.int64) << key_bits
+        packed |= key_codes
+        return packed
 
-    def salts(self, unit_hash: np.ndarray, key_hash: np.ndarray, salt: np.uint64) -> np.ndarray:
-        """A keyed hash of each pair's unit and key *values* (and the random key)."""
-        with np.errstate(over="ignore"):
-            return mix(unit_hash[self.unit] ^ mix(key_hash[self.key] ^ salt) * _GOLDEN)
+    def of_rows(self, unit_codes: np.ndarray, key_codes: np.ndarray) -> np.ndarray:
+        """The pair of each row (its position among the pairs)."""
+        return np.searchsorted(self.packed, self._pack(unit_codes, key_codes, self.key_bits))
 
-    def bounded(self, unit_hash, key_hash, max_groups: int, salt: np.uint64) -> np.ndarray:
-        """The mask of the pairs kept: each unit's ``max_groups`` pairs of smallest priority."""
-        keep = np.ones(self.unit.size, dtype=bool)
-        per_unit = np.diff(np.append(_run_starts(self.unit), self.unit.size))
+    def bounded(self, hashes: _Hashes, max_groups: int) -> np.ndarray | None:
+        """The mask of the pairs kept (None: all of them): each unit's ``max_groups`` pairs of smallest priority,
+        the leading :data:`PRIORITY_BITS` of the pair's keyed hash, ties broken by the keys' values (the pairs'
+        order within their unit). Only the units with more keys than that are hashed and sorted, as one int64 per
+        pair (unit, priority, position in the unit)."""
+        starts = _run_starts(self.unit)
+        per_unit = np.diff(np.append(starts, self.unit.size))
         heavy = per_unit > max_groups
         if not heavy.any():
-            return keep
-        rows = np.flatnonzero(np.repeat(heavy, per_unit))
-        sizes = per_unit[heavy]
-        run = np.repeat(np.arange(sizes.size, dtype=np.uint64), sizes)
-        priority = self.salts(unit_hash, key_hash, salt)[rows]
-        order = by_unit_then_priority(run, priority, sizes.size)  # stable: ties by key, i.e. by the key's value
-        keep[rows[order[ranks_within(sizes) >= max_groups]]] = False
+            return None
+        sizes, first = per_unit[heavy], starts[heavy]
+        if heavy.all():
+            top = hashes.of(self.unit, self.key)
+        else:
+            pairs = np.flatnonzero(np.repeat(heavy, per_unit))
+            top = hashes.of(self.unit[pairs], self.key[pairs])
+        top >>= np.uint64(64 - PRIORITY_BITS)
+        rank = local = ranks_within(sizes)  # the position of each pair in its unit, and later in the sorted order
+        run = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
+        local_bits, run_bits = max(1, int(sizes.max() - 1).bit_length()), max(1, (sizes.size - 1).bit_length())
+        if run_bits + PRIORITY_BITS + local_bits <= 63:
+            packed = np.sort((run << (PRIORITY_BITS + local_bits)) | (top.astype(np.int64) << local_bits) | local)
+            run, local = packed >> (PRIORITY_BITS + local_bits), packed & ((1 << local_bits) - 1)
+        else:  # too many pairs for one int64: sort by the three keys
+            order = np.lexsort((local, top, run))
+            run, local = run[order], local[order]
+        dropped = rank >= max_groups
+        keep = np.ones(self.unit.size, dtype=bool)
+        keep[first[run[dropped]] + local[dropped]] = False
         return keep
-
-    def subset(self, mask: np.ndarray, max_rows: int) -> _Pairs:
-        """The kept pairs, each with at most ``max_rows`` rows."""
-        return _Pairs(self.unit[mask], self.key[mask], np.minimum(self.rows[mask], max_rows), self.n_keys)
-
-    def rows_per_key(self) -> np.ndarray:
-        """Σ rows per key (exact: every total is at most the number of rows, below 2^53)."""
-        return np.bincount(self.key, weights=self.rows, minlength=self.n_keys).astype(np.int64)
 
 
 def _run_starts(sorted_values: np.ndarray) -> np.ndarray:
@@ -296,35 +335,52 @@ def _run_starts(sorted_values: np.ndarray) -> np.ndarray:
     return np.flatnonzero(np.concatenate([[True], sorted_values[1:] != sorted_values[:-1]]))
 
 
-def _rows_of_pairs(pairs: _Pairs, keep_pair, unit_codes, key_codes, unit_hash, key_hash, values, spec):
+def _rows_of_pairs(pairs: _Pairs, keep, unit_codes, key_codes, hashes: _Hashes, values, spec):
     """The positions of the rows kept with ``max_groups``: those of the kept pairs, at most m per pair (chosen by
     their values' priorities, salted with the pair's hash); None when only counts are needed (the rows of a pair
     are then interchangeable)."""
     if values is None and spec.cells is None:
         return None
-    if keep_pair.all() and pairs.rows.max(initial=0) <= spec.max_rows:
+    heavy = pairs.rows > spec.max_rows
+    if keep is None and not heavy.any():
         return np.arange(unit_codes.size)
-    pair_of_row = np.searchsorted(pairs.combined(), unit_codes.astype(np.int64) * pairs.n_keys + key_codes)
-    rows = np.flatnonzero(keep_pair[pair_of_row])
-    if pairs.rows[keep_pair].max(initial=0) <= spec.max_rows:
+    pair_of_row = pairs.of_rows(unit_codes, key_codes)
+    rows = np.arange(unit_codes.size) if keep is None else np.flatnonzero(keep[pair_of_row])
+    if not heavy[pair_of_row[rows]].any():
         return rows
-    salts = pairs.salts(unit_hash, key_hash, np.uint64(spec.key))[pair_of_row[rows]]
-    keep, _ = select_rows(pair_of_row[rows], (np.asarray(values)[rows],), spec.max_rows, spec.key, salts=salts)
-    return rows[keep]
+    salts = hashes.of(pairs.unit, pairs.key)[pair_of_row[rows]]
+    data = (np.asarray(values)[rows],) if values is not None else (np.zeros(rows.size),)
+    chosen, _ = select_rows(pair_of_row[rows], data, spec.max_rows, spec.key, salts=salts)
+    return rows[chosen]
 
 
-def _per_key(distinct, key_codes, rows, counted, values, spec: GroupSpec, *, pair_key, degree) -> KeyTable:
-    """The statistics of the kept rows (positions ``rows`` with keys ``key_codes``; or their number per key,
-    ``counted``) and of the kept (unit, key) pairs (their keys ``pair_key``; ``degree``: the number of keys of each
-    pair's unit, None for one each)."""
+def _rows_per_key(pairs: _Pairs, keep, max_rows: int, size: int) -> np.ndarray | None:
+    """Σ min(rows, m) over the kept pairs of each key (exact: totals below 2^53); None for m = 1 (then the rows
+    kept are the distinct units)."""
+    if max_rows == 1:
+        return None
+    rows = np.minimum(pairs.rows, max_rows)
+    if keep is not None:
+        rows *= keep
+    return np.bincount(pairs.key, weights=rows, minlength=size).astype(np.int64)
+
+
+def _per_key(distinct, key_codes, rows, counted, values, spec: GroupSpec, *, pairs=None, keep=None) -> KeyTable:
+    """The statistics of the kept rows (positions ``rows`` with keys ``key_codes``, or their number per key
+    ``counted``) and of the kept (unit, key) ``pairs`` (``keep``: their mask; no pairs: a row is a unit)."""
     size = distinct.size
-    units = np.bincount(pair_key, minlength=size).astype(np.int64)
-    rows_per_key = np.bincount(key_codes, minlength=size).astype(np.int64) if counted is None else counted
-    weights = None
-    if spec.weights:
-        table = np.array([0] + [_weight(d) for d in range(1, int(np.max(degree, initial=1)) + 1)], dtype=np.int64)
-        per_pair = np.full(pair_key.size, table[1]) if degree is None else table[degree]
-        weights = _key_sums(pair_key, per_pair.astype(np.float64), size, _WEIGHT_BITS + 1)
+    if pairs is None:  # every row its own unit, with one key
+        units, weights = np.bincount(key_codes, minlength=size).astype(np.int64), None
+        if spec.weights:
+            weights = units * _weight(1)
+    else:
+        units, weights = _unit_statistics(pairs, keep, spec.weights, size)
+    if counted is not None:
+        rows_per_key = counted
+    elif pairs is not None and values is None and spec.cells is None:  # m = 1 per (unit, key): a row per unit
+        rows_per_key = units
+    else:
+        rows_per_key = np.bincount(key_codes, minlength=size).astype(np.int64)
     sums = squares = cells = None
     if spec.grid is not None or spec.cells is not None:
         data = np.asarray(values)[rows]
@@ -337,6 +393,20 @@ def _per_key(distinct, key_codes, rows, counted, values, spec: GroupSpec, *, pai
         if spec.cells is not None:
             cells = _cell_counts(key_codes, spec.cells(data[:, 0]))
     return KeyTable(distinct, units, rows_per_key, weights, sums, squares, cells, n_units=int(key_codes.size))
+
+
+def _unit_statistics(pairs: _Pairs, keep, weights: bool, size: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """(distinct units per key, Σ w_d per key or None) of the kept pairs; w_d = ⌊2^20/√d⌋ for a unit that kept d
+    keys."""
+    kept_keys = pairs.key if keep is None else pairs.key[keep]
+    units = np.bincount(kept_keys, minlength=size).astype(np.int64)
+    mask = None if keep is None else keep.astype(np.float64)
+    if not weights:
+        return units, None
+    degree = np.bincount(pairs.unit, weights=mask).astype(np.int64)[pairs.unit]
+    table = np.array([0] + [_weight(d) for d in range(1, int(degree.max(initial=1)) + 1)], dtype=np.int64)
+    per_pair = table[degree] if keep is None else table[degree] * keep
+    return units, _key_sums(pairs.key, per_pair.astype(np.float64), size, _WEIGHT_BITS + 1)
 
 
 def _weight(d: int) -> int:

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..exceptions import DataValidationError
 
-__all__ = ["by_unit_then_priority", "canonical_ids", "mix", "ranks_within", "row_hashes", "select_rows", "value_hashes"]
+__all__ = ["canonical_ids", "mix", "ranks_within", "row_hashes", "select_rows", "value_hashes"]
 
 _M1, _M2, _GOLDEN = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), np.uint64(0x9E3779B97F4A7C15)
 _S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
@@ -38,10 +38,13 @@ _HASH_BLOCK = 1 << 16
 
 def mix(h: np.ndarray) -> np.ndarray:
     """splitmix64's finaliser on uint64 arrays (wrapping arithmetic): a bijection that spreads every input bit."""
+    h = h ^ (h >> _S30)  # a new array: the rest works in place on it
     with np.errstate(over="ignore"):
-        h = (h ^ (h >> _S30)) * _M1
-        h = (h ^ (h >> _S27)) * _M2
-    return h ^ (h >> _S31)
+        h *= _M1
+        h ^= h >> _S27
+        h *= _M2
+    h ^= h >> _S31
+    return h
 
 
 def canonical_ids(ids, name: str = "privacy_unit") -> np.ndarray:
@@ -187,19 +190,19 @@ def _drop(order, starts, counts, heavy, ids, arrays, max_rows: int, key: int, sa
     first = order[starts[heavy]]
     unit_hash = np.repeat(value_hashes(ids[first], key) if salts is None else salts[first], sizes)
     priority = mix(unit_hash ^ row_hashes(tuple(np.asarray(a)[rows] for a in arrays), key))
-    by = by_unit_then_priority(run, priority, heavy.size)
+    by = _by_unit_then_priority(run, priority, heavy.size)
     priority, rows = priority[by], rows[by]
     twin = np.concatenate([[False], (priority[1:] == priority[:-1]) & (run[by][1:] == run[by][:-1])])
     if twin.any():  # identical rows of a unit: the k-th copy gets a priority of its own
         copy = ranks_within(np.diff(np.append(np.flatnonzero(~twin), twin.size)))
         with np.errstate(over="ignore"):
             priority = np.where(copy > 0, mix(priority ^ copy.astype(np.uint64) * _GOLDEN), priority)
-        again = by_unit_then_priority(run, priority, heavy.size)  # run is unchanged by the first sort
+        again = _by_unit_then_priority(run, priority, heavy.size)  # run is unchanged by the first sort
         rows = rows[again]
     return rows[ranks_within(sizes) >= max_rows]  # ranks within each unit: the runs keep their place and sizes
 
 
-def by_unit_then_priority(run: np.ndarray, priority: np.ndarray, units: int) -> np.ndarray:
+def _by_unit_then_priority(run: np.ndarray, priority: np.ndarray, units: int) -> np.ndarray:
     """The stable order of the rows by (unit, priority), ``run`` being sorted by unit already."""
     unit_bits = max(1, int(units - 1).bit_length())
     if unit_bits > 40:  # more units than a combined key can tell apart (2^40): two keys
