@@ -540,7 +540,7 @@ def grouped(
     index, counts = selected(grouping, chosen, table, rng)
     noisy = {piece: _apply(group, index, rng) for piece, group in plans.items()}
     if grouping.reuse and chosen is not None:
-        noisy["count"] = counts.reshape(-1, 1)
+        noisy["count"] = counts.reshape(index.size, 1)
     return keyed(grouping, released_keys(grouping, table, index), _combine(kind, noisy, bounded), name=name)
 
 
@@ -668,8 +668,9 @@ def _apply(plans: list[Planned], index: np.ndarray, rng) -> np.ndarray:
     """The noisy piece on the released keys (keys × columns)."""
     parts = [p.apply_rows(index, rng) for p in plans]
     if len(parts) == 1:
-        return parts[0].reshape(index.size, -1)
-    return np.stack(parts, axis=1)
+        shape = plans[0].shape
+        return parts[0].reshape(index.size, shape[1] if len(shape) > 1 else 1)
+    return np.stack(parts, axis=1).reshape(index.size, len(parts))
 
 
 def _combine(kind: str, noisy: dict, bounds) -> np.ndarray:
@@ -687,7 +688,7 @@ def _combine(kind: str, noisy: dict, bounds) -> np.ndarray:
 def keyed(grouping: Grouping, keys: list, values: np.ndarray, *, name=None):
     """The result: a pandas Series indexed by key (one column of values) or DataFrame (several), or a polars
     DataFrame with the keys' column first."""
-    values = np.asarray(values, dtype=np.float64).reshape(len(keys), -1)
+    values = np.asarray(values, dtype=np.float64).reshape(len(keys), grouping.columns)
     table = grouping.table
     columns = list(table.columns) if table is not None and table.columns is not None else None
     label = name if name is not None else (None if table is None else table.name)

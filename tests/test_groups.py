@@ -320,6 +320,23 @@ def test_grouped_quantile_per_key():
     assert list(public.index) == ["k1", "nobody"] and 0 <= public["nobody"] <= 10
 
 
+@pytest.mark.parametrize("kind", ["count", "sum", "mean", "variance", "quantile"])
+def test_no_key_selected_is_an_empty_result_not_an_error_after_the_charge(kind):
+    """Ten units of one row each, every key their own: nothing reaches the threshold; the release is charged and
+    empty (Series, DataFrame or polars) — nothing after the charge may fail on particular data."""
+    acc = dps.Accountant(10.0, 1e-3)
+    keys, x = np.array([f"z{i}" for i in range(10)]), np.linspace(0, 1, 10)
+    frame = pd.DataFrame({"k": keys, "a": x, "b": x})
+    if kind == "quantile":
+        out = dps.quantile(x, 0.5, 1.0, bounds=(0, 1), by=keys, delta=1e-6, rng=0, accountant=acc)
+    elif kind == "count":
+        out = dps.count(x, 1.0, 1e-6, by=keys, rng=0, accountant=acc)
+    else:
+        out = getattr(dps, kind)(frame, 1.0, 1e-6, by="k", bounds=(0, 1), rng=0, accountant=acc)
+        assert list(out.columns) == ["a", "b"]
+    assert len(out) == 0 and len(acc.ledger) == 1
+
+
 def test_the_keys_released_depend_on_their_units_not_their_rows():
     """A key held by one unit with 500 rows: released as a row-level key (500 'people'), never as a unit's."""
     keys = np.r_[KEYS, np.full(500, "one-person")]
