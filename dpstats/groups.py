@@ -220,15 +220,17 @@ class Grouping:
             deltas.update({n: d for n, (_, d) in zip(users, split, strict=True)})
         return {n: (e, deltas[n]) for n, e in zip(names, epsilons, strict=True)}
 
-    def note(self, n_units: int, keys: int) -> str:
-        """The ledger note (public values only: N, k, m, the number of public keys, the design)."""
+    def note(self, n_units: int, bound: str) -> str:
+        """The ledger note (public values only: N, k, m, the number of public keys, the design); ``bound`` names
+        the sensitivity over the keys ("L1", "L2", "utility")."""
+        keys = len(self.categories) if self.categories is not None else 0
         k, m = self.keys_per_unit, self.rows_per_key
         if self.units is None:
             unit = "privacy unit: one row"
         elif self.max_groups is None:
-            unit = f"privacy unit: {n_units} units (public), at most {m} rows each, in any keys"
+            unit = f"privacy unit: {n_units} units (public), at most {m} row(s) each, in any keys"
         else:
-            unit = f"privacy unit: {n_units} units (public), at most {k} key(s) and {m} rows per key each"
+            unit = f"privacy unit: {n_units} units (public), at most {k} key(s) and {m} row(s) per key each"
         where = f"over {keys} public categories" if self.categories is not None else "over keys selected privately"
         if k == 1 or self.max_groups is None:
             how = (
@@ -241,7 +243,7 @@ class Grouping:
         else:
             how = (
                 f"composition across keys: a replaced unit moves at most {2 * k} keys, one vector release over the "
-                f"keys with its L{'1' if self.policy == 'laplace' else '2'} bound over the keys"
+                f"keys with its {bound} bound over the keys"
             )
         return f"grouped {self.kind} {where}; {unit}; {how}"
 
@@ -495,8 +497,10 @@ def grouped(
     noise: str = "exact",
     keys_in_x: bool = False,
     name: str | None = None,
+    mechanism: str | None = None,
 ):
-    """A grouped count, sum, mean or variance (module docstring); ``epsilon``, ``delta`` and ``rng`` validated.
+    """A grouped count, sum, mean or variance (module docstring); ``epsilon``, ``delta`` and ``rng`` validated;
+    ``mechanism`` names it in the ledger (default: ``kind``).
 
     Returns a pandas Series (DataFrame for several columns) indexed by the released keys, or a polars DataFrame.
     """
@@ -526,10 +530,12 @@ def grouped(
         piece: _plan(grouping, statistic, budgets[piece], noise, weights)
         for piece, statistic in _pieces(grouping, table, bounded).items()
     }
-    size = len(grouping.categories) if grouping.categories is not None else table.size
-    notes = [grouping.note(table.n_units, size)] + ([] if chosen is None else [chosen.note()])
+    pieces = [piece for piece in budgets if piece != "selection"]
+    laplace = budgets[pieces[0]][1] == 0 if pieces else grouping.policy == "laplace"
+    bound = "L1" if laplace else "L2"
+    notes = [grouping.note(table.n_units, bound)] + ([] if chosen is None else [chosen.note()])
     charge_plans(
-        kind,
+        mechanism or kind,
         [p for group in plans.values() for p in group],
         rng=rng,
         accountant=accountant,

@@ -358,6 +358,19 @@ def quantile(
         few points near the quantile; on the log scale it cannot. Ranks do not
         change under the monotone map x ↦ asinh(x/s), applied to every record
         on its own, so the privacy argument is the same.
+    by : array_like, Series or str, optional
+        One quantile per key (:func:`dpstats.mean` describes ``by``,
+        ``categories``, ``max_groups`` and ``selection``): Smith's mechanism,
+        sampled exactly, for every key, each with ε over the total utility
+        sensitivity of the keys a replaced unit moves (2k(m + 2^-10);
+        2(1 + 2^-10) without a unit), so that their losses add up to at most ε
+        (:mod:`dpstats.groups`). One level ``q`` only.
+    delta : float, default 0.0
+        With ``by`` and no ``categories``: the δ of the private selection of
+        the keys (the quantiles themselves are pure ε-DP); ε is split equally
+        between the selection and the quantiles.
+    categories, max_groups, selection
+        With ``by``, as in :func:`dpstats.mean`.
     privacy_unit : array_like, Series or str, optional
         One identifier per record (or a column name of a two-column
         DataFrame ``x``): neighbours then differ in all records of one unit,
@@ -375,7 +388,8 @@ def quantile(
     float, numpy.ndarray, pandas.Series or polars.Series
         A float for a scalar q; otherwise one value per level, in the order of
         ``q`` (a pandas Series indexed by q, named like ``x``, for a pandas
-        ``x``; a polars Series for polars).
+        ``x``; a polars Series for polars). With ``by``, one value per key (a
+        pandas Series indexed by key, or a polars DataFrame).
 
     References
     ----------
@@ -648,8 +662,7 @@ def _grouped(
     bounded_sums(values, np.array([grid.lower]), np.array([grid.upper]), axis=0, clip=clip, squares=False)
     table = group_table(grouping, rng, cells=grid.cell_of, clip=clip)
     sensitivity = quantile_sensitivity(grouping)
-    size = len(grouping.categories) if grouping.categories is not None else table.size
-    notes = [grouping.note(table.n_units, size)] + ([] if chosen is None else [chosen.note()])
+    notes = [grouping.note(table.n_units, "utility")] + ([] if chosen is None else [chosen.note()])
     notes.append(
         f"exponential mechanism (Smith 2011) per key on a {grid.describe()}, utility sensitivity {float(sensitivity):g}"
         " over the keys; exact sampler"

@@ -90,7 +90,7 @@ from ..accounting.ledger import NoiseStatement
 from ..exceptions import ParameterError
 from .release import Noise, Statistic, make_noise
 
-__all__ = ["POLICIES", "WEIGHT_BITS", "Selection", "calibrate_selection", "threshold_tail", "unit_weight"]
+__all__ = ["POLICIES", "WEIGHT_BITS", "Selection", "calibrate_selection", "unit_weight"]
 
 POLICIES = ("laplace", "gaussian", "weighted")
 #: The weights of the weighted policy are integers in units of 2^-WEIGHT_BITS.
@@ -174,7 +174,35 @@ class Selection:
 
 def calibrate_selection(epsilon: float, delta: float, policy: str, max_groups: int) -> Selection:
     """The noise, threshold and event of a partition selection that is (ε, δ)-DP under replace-one-unit when
-    every unit holds at most ``max_groups`` keys (module docstring). δ > 0 is required."""
+    every unit holds at most ``max_groups`` keys (module docstring).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The selection's guarantee; δ > 0 is required (a key held by one unit appears with probability at most δ).
+    policy : {"laplace", "gaussian", "weighted"}
+        Laplace or Gaussian thresholding of the distinct units per key (Desfontaines et al. 2022), or the weighted
+        Gaussian of Gopi et al. (2021).
+    max_groups : int
+        k, the keys one unit holds at most.
+
+    Returns
+    -------
+    Selection
+        ``.threshold`` in units of the per-key statistic, ``.event`` to charge, ``.keep(values, rng)`` to select.
+
+    References
+    ----------
+    Desfontaines, Voss, Gipson & Mandayam, "Differentially private partition selection", PoPETs 2022. Gopi,
+    Gulhane, Kulkarni, Shen, Shokouhi & Yekhanin, "Differentially private set union", ICML 2021.
+
+    Examples
+    --------
+    >>> from dpstats.noise.selection import calibrate_selection
+    >>> selection = calibrate_selection(1.0, 1e-6, "laplace", 1)
+    >>> round(selection.threshold, 1)  # a key needs about 27 people to be released half of the time
+    27.2
+    """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     policy = check_choice(policy, "selection", POLICIES)
     max_groups = check_int(max_groups, "max_groups")
