@@ -481,15 +481,17 @@ def variance(
 
     Parameters
     ----------
-    x, epsilon, delta, bounds, axis, weights, clip, by, categories, max_groups, selection, privacy_unit, max_rows, rng, accountant, noise
+    x, epsilon, delta, bounds, axis, weights, clip, by, categories, max_groups, selection
+        As in :func:`mean`.
+    privacy_unit, max_rows, rng, accountant, noise
         As in :func:`mean`.
 
     Returns
     -------
     float, numpy.ndarray, pandas.Series or polars.DataFrame
-        The noisy variance (named by column for a DataFrame; one per key with ``by``). It can be negative or exceed ``(hi − lo)²/4``;
-        clamping it to that range afterwards is post-processing and costs no
-        privacy.
+        The noisy variance (named by column for a DataFrame; one per key with
+        ``by``). It can be negative or exceed ``(hi − lo)²/4``; clamping it to
+        that range afterwards is post-processing and costs no privacy.
 
     References
     ----------
@@ -616,7 +618,9 @@ def sum(  # noqa: A001 (dps.sum, as numpy.sum)
 
     Parameters
     ----------
-    x, epsilon, delta, bounds, axis, weights, clip, by, categories, max_groups, selection, privacy_unit, max_rows, rng, accountant, noise
+    x, epsilon, delta, bounds, axis, weights, clip, by, categories, max_groups, selection
+        As in :func:`mean`.
+    privacy_unit, max_rows, rng, accountant, noise
         As in :func:`mean`.
 
     Returns
