@@ -63,6 +63,20 @@ def test_without_bounding_the_table_is_the_brute_force_count():
     assert table.n_units == np.unique(UNITS).size
 
 
+@pytest.mark.parametrize("m", [1, 3])
+def test_without_max_groups_each_unit_keeps_m_rows_in_any_keys(m):
+    """max_groups=None: Σ rows over the keys = Σ_u min(c_u, m); the units per key count each unit in the keys of
+    its kept rows; with m above every unit's rows, both are the brute-force counts."""
+    ids = canonical_ids(UNITS)
+    table = key_table(KEYS, ids, None, GroupSpec(max_rows=m, key=3, by_unit=True))
+    assert table.rows.sum() == np.minimum(np.bincount(UNITS), m).sum()
+    assert table.units.sum() <= table.rows.sum()
+    full = key_table(KEYS, ids, None, GroupSpec(max_rows=10**6, key=3, by_unit=True))
+    brute = _brute(KEYS, UNITS, None, None)
+    assert full.units.tolist() == [v[0] for v in brute.values()]
+    assert full.rows.tolist() == [v[1] for v in brute.values()]
+
+
 @pytest.mark.parametrize("k,m", [(1, 1), (2, 3), (5, 1)])
 def test_each_unit_keeps_min_of_its_keys_and_k_and_min_of_its_rows_and_m(k, m):
     """Σ over keys of the distinct units = Σ_u min(d_u, k); rows never exceed min(r, m) per kept pair, and with

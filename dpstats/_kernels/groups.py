@@ -228,7 +228,7 @@ def key_table(keys, units, values, spec: GroupSpec) -> KeyTable:
         keep = pairs.bounded(hashes, spec.max_groups)
         rows = _rows_of_pairs(pairs, keep, unit_codes, key_codes, hashes, values, spec)
         if rows is None:  # only counts: the rows of a pair are interchangeable, min(rows, m) of them are kept
-            counted = _rows_per_key(pairs, keep, spec.max_rows, distinct.size)
+            counted = _rows_per_key(pairs, keep, spec.max_rows, distinct.size)  # None for m = 1: one per pair
             rows = np.zeros(0, dtype=np.int64)
     table = _per_key(distinct, key_codes[rows], rows, counted, values, spec, pairs=pairs, keep=keep)
     return replace(table, n_units=int(unit_values.size))
@@ -354,11 +354,11 @@ def _rows_of_pairs(pairs: _Pairs, keep, unit_codes, key_codes, hashes: _Hashes, 
     return rows[chosen]
 
 
-def _rows_per_key(pairs: _Pairs, keep, max_rows: int, size: int) -> np.ndarray | None:
-    """Σ min(rows, m) over the kept pairs of each key (exact: totals below 2^53); None for m = 1 (then the rows
-    kept are the distinct units)."""
+def _rows_per_key(pairs: _Pairs, keep, max_rows: int, size: int) -> np.ndarray | str:
+    """Σ min(rows, m) over the kept pairs of each key (exact: totals below 2^53); ``"units"`` for m = 1 (then the
+    rows kept are one per kept pair: the distinct units)."""
     if max_rows == 1:
-        return None
+        return "units"
     rows = np.minimum(pairs.rows, max_rows)
     if keep is not None:
         rows *= keep
@@ -367,7 +367,8 @@ def _rows_per_key(pairs: _Pairs, keep, max_rows: int, size: int) -> np.ndarray |
 
 def _per_key(distinct, key_codes, rows, counted, values, spec: GroupSpec, *, pairs=None, keep=None) -> KeyTable:
     """The statistics of the kept rows (positions ``rows`` with keys ``key_codes``, or their number per key
-    ``counted``) and of the kept (unit, key) ``pairs`` (``keep``: their mask; no pairs: a row is a unit)."""
+    ``counted``: an array, or ``"units"`` when it is the number of kept pairs) and of the kept (unit, key) ``pairs``
+    (``keep``: their mask; no pairs: a row is a unit)."""
     size = distinct.size
     if pairs is None:  # every row its own unit, with one key
         units, weights = np.bincount(key_codes, minlength=size).astype(np.int64), None
@@ -375,10 +376,10 @@ def _per_key(distinct, key_codes, rows, counted, values, spec: GroupSpec, *, pai
             weights = units * _weight(1)
     else:
         units, weights = _unit_statistics(pairs, keep, spec.weights, size)
-    if counted is not None:
-        rows_per_key = counted
-    elif pairs is not None and values is None and spec.cells is None:  # m = 1 per (unit, key): a row per unit
+    if isinstance(counted, str):
         rows_per_key = units
+    elif counted is not None:
+        rows_per_key = counted
     else:
         rows_per_key = np.bincount(key_codes, minlength=size).astype(np.int64)
     sums = squares = cells = None

@@ -206,6 +206,9 @@ def _grouped() -> dict:
             pages, 1.0, 1e-6, privacy_unit=people, max_rows=1, max_groups=3, rng=71
         ),
         "histogram_keys_gaussian": lambda: dps.histogram(pages, 1.0, 1e-6, selection="gaussian", rng=72),
+        "histogram_keys_rows_per_unit": lambda: dps.histogram(
+            pages, 1.0, 1e-6, privacy_unit=people, max_rows=2, rng=79
+        ),
         "count_by_units": lambda: dps.count(visits, 1.0, 1e-6, by="page", **units, rng=73),
         "sum_by_categories": lambda: dps.sum(
             visits[["page", "seconds"]], 1.0, by="page", categories=sorted(set(pages)), bounds=(0, 120), rng=74
