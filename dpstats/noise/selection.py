@@ -151,7 +151,7 @@ class Selection:
     def keep(self, values: np.ndarray, rng) -> tuple[np.ndarray, np.ndarray]:
         """(mask of the kept keys, noisy statistic of every key) for the integer statistic ``values`` (in units of
         :attr:`unit`), one per key present, in the order of the keys."""
-        noisy = np.asarray(self.noise.apply(Statistic(np.asarray(values, dtype=np.int64), self.unit), rng))
+        noisy = np.asarray(self.noise.apply(Statistic(np.asarray(values), self.unit), rng))  # int64 or Python ints
         return noisy >= self.threshold, noisy
 
     def statement(self) -> NoiseStatement:
