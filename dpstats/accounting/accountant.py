@@ -342,7 +342,9 @@ class Accountant:
         (:mod:`dpstats.accounting.compose`, "Parallel composition"). Splitting by
         the rows' *contents* (a group-by) is not covered: a replaced row can
         move from one group to another and change both, and the groups' sizes
-        are then not public.
+        are then not public. For a group-by, pass ``by=`` to the statistic
+        (:mod:`dpstats.groups`): one release over the keys, whose sensitivity
+        counts both keys a replaced unit moves.
 
         Examples
         --------
