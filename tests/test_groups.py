@@ -469,3 +469,16 @@ def test_a_grouped_release_fits_its_own_budget_under_every_rule_and_composes_as_
     events = [e for entry in acc.ledger for e in entry.events]
     assert compose(events, rule, 1e-6) == acc.spent
     assert acc.spent[0] <= compose(events, "basic", 1e-6)[0]
+
+
+def test_the_fallback_sort_keeps_k_keys_per_unit_too(monkeypatch):
+    """With more priority bits than one int64 holds beside the unit and the position, the keys are chosen by a
+    three-key sort: still min(d_u, k) keys per unit, whatever the order of the rows."""
+    monkeypatch.setattr("dpstats._kernels.groups.PRIORITY_BITS", 62)
+    ids, k = canonical_ids(UNITS), 2
+    spec = GroupSpec(max_rows=1, max_groups=k, key=13, by_unit=True)
+    table = key_table(KEYS, ids, None, spec)
+    degree = np.array([np.unique(KEYS[UNITS == u]).size for u in np.unique(UNITS)])
+    assert table.units.sum() == np.minimum(degree, k).sum()
+    order = np.random.default_rng(4).permutation(N)
+    np.testing.assert_array_equal(key_table(KEYS[order], ids[order], None, spec).units, table.units)

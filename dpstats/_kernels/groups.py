@@ -153,6 +153,17 @@ def factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return distinct, codes.reshape(-1)
 
 
+def _unit_codes(units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(a value per code, the code of each unit): integers in a range at most a few times their number are their
+    own codes, value − min (some codes then belong to no unit: nothing but equality and the values' hashes is read
+    from them, so they need not be dense); anything else is factorized."""
+    if units.size and units.dtype.kind in "iu":
+        low, high = int(units.min()), int(units.max())
+        if high - low < 4 * units.size + 4096:
+            return np.arange(low, high + 1, dtype=units.dtype), units - low if low else units
+    return factorize(units)
+
+
 def _keys_of(keys: np.ndarray, categories: tuple | None) -> tuple[np.ndarray | None, int, int]:
     """(canonical keys or category positions; rows with a missing key; rows outside the categories)."""
     if categories is not None:
@@ -217,7 +228,7 @@ def key_table(keys, units, values, spec: GroupSpec) -> KeyTable:
     if not spec.by_unit:
         rows = np.arange(key_codes.size)
         return _per_key(distinct, key_codes, rows, None, values, spec)
-    unit_values, unit_codes = factorize(np.asarray(units))
+    unit_values, unit_codes = _unit_codes(np.asarray(units))
     hashes = _Hashes(unit_values, distinct, spec.key)
     counted, keep = None, None
     if spec.max_groups is None:
@@ -231,7 +242,7 @@ def key_table(keys, units, values, spec: GroupSpec) -> KeyTable:
             counted = _rows_per_key(pairs, keep, spec.max_rows, distinct.size)  # None for m = 1: one per pair
             rows = np.zeros(0, dtype=np.int64)
     table = _per_key(distinct, key_codes[rows], rows, counted, values, spec, pairs=pairs, keep=keep)
-    return replace(table, n_units=int(unit_values.size))
+    return replace(table, n_units=int(_run_starts(pairs.unit).size))  # every unit keeps a row, so a pair
 
 
 @dataclass(frozen=True)
@@ -316,15 +327,22 @@ class _Pairs:
         rank = local = ranks_within(sizes)  # the position of each pair in its unit, and later in the sorted order
         run = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
         local_bits, run_bits = max(1, int(sizes.max() - 1).bit_length()), max(1, (sizes.size - 1).bit_length())
+        dropped = rank >= max_groups  # in the sorted order, whose runs keep their place and sizes
         if run_bits + PRIORITY_BITS + local_bits <= 63:
-            packed = np.sort((run << (PRIORITY_BITS + local_bits)) | (top.astype(np.int64) << local_bits) | local)
+            packed = run
+            packed <<= PRIORITY_BITS + local_bits
+            top = top.astype(np.int64)
+            top <<= local_bits
+            packed |= top
+            packed |= local
+            packed.sort()
+            packed = packed[dropped]
             run, local = packed >> (PRIORITY_BITS + local_bits), packed & ((1 << local_bits) - 1)
         else:  # too many pairs for one int64: sort by the three keys
-            order = np.lexsort((local, top, run))
+            order = np.lexsort((local, top, run))[dropped]
             run, local = run[order], local[order]
-        dropped = rank >= max_groups
         keep = np.ones(self.unit.size, dtype=bool)
-        keep[first[run[dropped]] + local[dropped]] = False
+        keep[first[run] + local] = False
         return keep
 
 

@@ -60,11 +60,11 @@ def canonical_ids(ids, name: str = "privacy_unit") -> np.ndarray:
         values = _from_objects(values, name)
     kind = values.dtype.kind
     if kind == "b":
-        return values.astype(np.int64)
+        return values.astype(np.int64, copy=False)
     if kind in "iu":
         if kind == "u" and values.size and values.max() > np.iinfo(np.int64).max:
             raise DataValidationError(f"{name} holds integers above 2^63 - 1; pass them as strings")
-        return values.astype(np.int64)
+        return values.astype(np.int64, copy=False)
     if kind == "f":
         missing = int(np.count_nonzero(np.isnan(values)))
         if missing:
@@ -84,7 +84,7 @@ def _from_objects(values: np.ndarray, name: str) -> np.ndarray:
         return values.astype(str)
     if all(isinstance(v, numbers.Integral) for v in values):
         try:
-            return values.astype(np.int64)
+            return values.astype(np.int64, copy=False)
         except OverflowError as err:
             raise DataValidationError(f"{name} holds integers outside the int64 range; pass them as strings") from err
     if all(isinstance(v, numbers.Real) for v in values):
