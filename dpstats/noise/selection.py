@@ -66,13 +66,15 @@ Calibration
   checked with 60 significant digits (mpmath) for the d whose β_d is largest, and raised until the check holds:
   never below the exact threshold.
 
-Which policy keeps most keys (``benchmarks/bench_groups.py``; a Zipf table of 10^5 people and a long tail of keys,
-δ = 10^-6): for k = 1 Laplace thresholding keeps 6-16 % more keys than Gaussian thresholding; for k >= 2 the
-weighted Gaussian keeps 1.1-4x as many as Gaussian thresholding and 1.5-15x as many as Laplace thresholding (its
-weights are 1/√d rather than 1/√k, so people with few keys count fully). Desfontaines et al.'s optimal policy for
+Which policy keeps most keys (``benchmarks/bench_groups.py``: 10^5 people with 1 + Geometric(1/3) distinct pages
+of a Zipf(1.1) law over 10^5 pages, δ = 10^-6, ε in {0.5, 1, 2}; expected keys released): for k = 1 Laplace
+thresholding keeps 5-15 % more keys than Gaussian thresholding; for k >= 2 the weighted Gaussian keeps 1.07-1.7
+times as many as Gaussian thresholding and 1.3-4.7 times as many as Laplace thresholding (its weights are 1/√d
+rather than 1/√k, so people with few keys count fully). These are the defaults of :mod:`dpstats.groups` (with
+Gaussian thresholding for k >= 2 when its noisy counts are the release). Desfontaines et al.'s optimal policy for
 k = 1 (a truncated geometric threshold) needs, under replace-one-unit, the basic composition of the two keys a
-replaced unit moves (ε/2, δ/2 each); it then keeps within ±7 % of Laplace thresholding's keys (more at ε < 1, fewer
-at ε = 2) and releases no counts, so it is not offered.
+replaced unit moves (ε/2, δ/2 each); it then keeps 7 % more keys than Laplace thresholding at ε = 0.5, 2 % more
+at ε = 1 and 2 % fewer at ε = 2, and releases no counts, so it is not offered.
 """
 
 from __future__ import annotations
