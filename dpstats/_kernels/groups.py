@@ -291,15 +291,18 @@ class _Pairs:
         key_bits, unit_bits = max(1, (n_keys - 1).bit_length()), max(1, (n_units - 1).bit_length())
         if key_bits + unit_bits > 63:
             raise OverflowError("too many distinct units and keys to pack a (unit, key) pair into 63 bits")
-        packed = np.sort(cls._pack(unit_codes, key_codes, key_bits))
+        packed = cls._pack(unit_codes, key_codes, key_bits)
+        packed.sort()
         starts = _run_starts(packed)
         firsts = packed[starts]
-        rows = np.diff(np.append(starts, packed.size))
+        rows = np.diff(starts, append=packed.size)
         return cls(firsts, firsts >> key_bits, firsts & ((1 << key_bits) - 1), rows, key_bits)
 
     @staticmethod
     def _pack(unit_codes: np.ndarray, key_codes: np.ndarray, key_bits: int) -> np.ndarray:
-        packed = unit_codes.astype(np.int64) << key_bits
+        """unit·2^b + key as a new int64 array."""
+        packed = unit_codes.astype(np.int64)  # a copy: the codes may be the caller's identifiers
+        packed <<= key_bits
         packed |= key_codes
         return packed
 
@@ -313,7 +316,7 @@ class _Pairs:
         order within their unit). Only the units with more keys than that are hashed and sorted, as one int64 per
         pair (unit, priority, position in the unit)."""
         starts = _run_starts(self.unit)
-        per_unit = np.diff(np.append(starts, self.unit.size))
+        per_unit = np.diff(starts, append=self.unit.size)
         heavy = per_unit > max_groups
         if not heavy.any():
             return None
@@ -350,7 +353,10 @@ def _run_starts(sorted_values: np.ndarray) -> np.ndarray:
     """The first position of every run of equal values of a sorted array."""
     if not sorted_values.size:
         return np.zeros(0, dtype=np.int64)
-    return np.flatnonzero(np.concatenate([[True], sorted_values[1:] != sorted_values[:-1]]))
+    change = np.empty(sorted_values.size, dtype=bool)
+    change[0] = True
+    np.not_equal(sorted_values[1:], sorted_values[:-1], out=change[1:])
+    return np.flatnonzero(change)
 
 
 def _rows_of_pairs(pairs: _Pairs, keep, unit_codes, key_codes, hashes: _Hashes, values, spec):
