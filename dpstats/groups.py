@@ -100,7 +100,7 @@ ICML 2021. R. J. Wilson et al., "Differentially private SQL with bounded user co
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
@@ -277,7 +277,7 @@ def prepare(
                     f"x must be one column of keys; got a DataFrame with columns {list(x.columns)}: pass x[column]"
                 )
             x = x[x.columns[0]]
-        keys, key_name, x = identifiers(x, "x"), getattr(x, "name", None), x
+        keys, key_name = identifiers(x, "x"), getattr(x, "name", None)
     elif by is None:
         raise ParameterError("by is required: the key of every row (an array aligned with the rows) or a column name")
     elif isinstance(by, str):
@@ -299,8 +299,7 @@ def prepare(
             "(private partition selection: a key held by a single unit appears with probability at most delta). "
             "Pass delta > 0, well below 1/(number of units) (e.g. 1e-6), or categories=[...] with the public keys"
         )
-    array, table = (None, None)
-    rows = None
+    array, table = None, None
     if values:
         if is_frame(x) and not len(x.columns):
             raise DataValidationError("x has no column besides the keys and the privacy unit: nothing to release")
@@ -332,8 +331,7 @@ def _designed(grouping: Grouping, selection) -> Grouping:
     if selection is None:
         selection = "laplace" if k == 1 else ("gaussian" if countable else "weighted")
     policy = check_choice(selection, "selection", POLICIES)
-    reuse = countable and policy != "weighted"
-    return Grouping(**{**grouping.__dict__, "policy": policy, "reuse": reuse})
+    return replace(grouping, policy=policy, reuse=countable and policy != "weighted")
 
 
 def _key_column(x, column: str, values: bool):
