@@ -20,12 +20,14 @@ from ._harness import Results
 MODULES = [
     "bench_descriptive",
     "bench_units",
+    "bench_groups",
     "bench_pca",
     "bench_memory",
     "bench_peers",
     "bench_noise",
     "bench_accounting",
     "bench_scale",
+    "bench_covariance_trace",
 ]
 
 

@@ -39,12 +39,14 @@ __version__ = "0.1.0"
 # public name -> submodule that defines it (imported lazily, PEP 562)
 _LAZY = {
     "audit": "audit",
+    "covariance_dong": "covariance_trace",
     "estimators": "estimators",
     "accounting": "accounting",
     "logistic_regression": "erm",
     "svm": "erm",
     "low_rank": "lowrank",
     "metrics": "metrics",
+    "pca_dong": "covariance_trace",
     "preprocessing": "preprocessing",
     "quantile": "quantiles",
     "private_bounds": "quantiles",

@@ -27,6 +27,7 @@ from .accounting import Accountant, charge, check_accountant
 from .exceptions import DataValidationError, ParameterError
 from .noise.random import check_rng, describe_source
 from .noise.release import GRID_BITS, NOISE, Statistic, grid_for, make_noise
+from .preprocessing import RADIUS_SHARE, to_unit_rows
 
 __all__ = ["CCAResult", "canonical_correlations", "cca"]
 
@@ -131,6 +132,8 @@ def cca(
     calibration: str = "analytic",
     ridge: float | None = None,
     clip: bool = False,
+    norm_bound=None,
+    radius_share: float = RADIUS_SHARE,
     privacy_unit=None,
     max_rows: int | None = None,
     rng=None,
@@ -196,7 +199,15 @@ def cca(
         Must not be chosen from the data. Default :func:`default_ridge`,
         ``2σ√D``.
     clip : bool, default False
-        Rescale joint rows of norm > 1 to norm 1 instead of raising.
+        Rescale joint rows of norm > 1 (or > ``norm_bound``) to it instead of raising.
+    norm_bound : None, float or "private", default None
+        What the joint rows' norms are bounded by: None (1), a public R > 0 (the rows are divided by R, the
+        release ``C_hat``, ``sigma`` and ``ridge`` are in the data's units, and ``U``, ``V`` apply to the rows as
+        given), or ``"private"``: the private 0.75-quantile of the joint rows' norms, bought with
+        ``radius_share``·ε and charged with the release as one ledger entry; rows above it are clipped
+        (:func:`dpstats.preprocessing.to_unit_rows`).
+    radius_share : float, default 0.1
+        With ``norm_bound="private"``: the part of ε spent on the bound (public).
     privacy_unit : array_like, Series or str, optional
         One identifier per row (or a column name of the DataFrame ``X``), see
         above and :func:`dpstats.mean`.
@@ -258,6 +269,18 @@ def cca(
     if ridge is not None:
         ridge = check_positive(ridge, "ridge")
     Z = np.hstack([X, Y])
+    scaled = to_unit_rows(
+        Z,
+        norm_bound,
+        epsilon,
+        radius_share=radius_share,
+        clip=clip,
+        privacy_unit=None if units is None else units.ids,
+        max_rows=None if units is None else units.max_rows,
+        rng=rng,
+        accountant=accountant,
+    )
+    Z, clip, accountant, radius2 = scaled.X, scaled.clip, scaled.accountant, scaled.radius**2
     if clip:
         Z = check_row_norms(Z, "[X, Y]", clip=True)
     rows = bound_checked((Z,), units, rng, check=None if clip else row_norm_violations, name="[X, Y]")
@@ -271,7 +294,7 @@ def cca(
     else:
         statistic, slack = Statistic(float_gram(Z, n, "[X, Y]")[upper]), 0.0
     calibrated = make_noise(
-        epsilon=epsilon,
+        epsilon=scaled.epsilon,
         delta=delta,
         sensitivity=sensitivity,
         changed=upper[0].size,
@@ -280,7 +303,7 @@ def cca(
         noise=noise,
         calibration=calibration,
     )
-    sigma = calibrated.noise_scale / n
+    sigma = calibrated.noise_scale * radius2 / n  # in the data's units
     ridge = default_ridge(sigma, D) if ridge is None else ridge
     charge(
         accountant,
@@ -288,8 +311,10 @@ def cca(
         [calibrated.event],
         relation=rows.relation,
         note=f"{rows.note()}{calibration} Gaussian, sigma={sigma:.3g}; {describe_source(rng)}",
-        noise=calibrated.statement("covariance units (entries of ZᵀZ/n)", factor=1.0 / n),
+        noise=calibrated.statement("covariance units (entries of ZᵀZ/n)", factor=radius2 / n),
     )
     C = symmetric_from_upper(calibrated.apply(statistic, rng), D) / n
+    if radius2 != 1.0:
+        C = C * radius2  # back to the data's units (post-processing)
     U, V, corr = canonical_correlations(C, dx, k, ridge)
     return CCAResult(U, V, corr, C, epsilon, delta, sigma, calibration, ridge, n)

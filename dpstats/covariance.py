@@ -82,6 +82,7 @@ from .accounting import Accountant, charge, check_accountant, split_epsilon
 from .accounting.events import Exponential, PureDP
 from .accounting.plan import split_weighted
 from .bingham import OUTPUT_BITS, on_output_grid, sample_sequential_bingham, score_sensitivity
+from .covariance_trace import covariance_dong
 from .exceptions import DataValidationError, ParameterError
 from .noise.random import check_rng, describe_source
 from .noise.release import Statistic, make_noise
@@ -328,7 +329,7 @@ def _amin(
 
 #: method name -> function(X, epsilon, *, clip, privacy_unit, max_rows, rng, accountant, **options) returning the
 #: d × d estimate of XᵀX. Pure methods ignore δ; a method with δ > 0 takes ``delta=`` (see :func:`covariance`).
-METHODS: dict[str, Callable[..., np.ndarray]] = {"amin": _amin}
+METHODS: dict[str, Callable[..., np.ndarray]] = {"amin": _amin, "dong": covariance_dong}
 
 #: Methods that are pure ε-DP (δ is not passed to them).
 PURE_METHODS = frozenset({"amin"})
@@ -363,6 +364,12 @@ def covariance(
     ``rank`` (a rank-r estimate from r eigenpairs), ``split``,
     ``eigenvalue_share``.
 
+    ``method="dong"`` (δ > 0, Gaussian noise): Dong, Liang & Yi (NeurIPS 2022),
+    :func:`dpstats.covariance_dong` (AdaptiveCov by default, SeparateCov with
+    ``algorithm="separate"``): error scaling with the trace of XᵀX instead of d;
+    its options: ``algorithm``, ``eigenvalues``, ``norm_bound``, ``radius_share``,
+    ``noise``.
+
     Parameters
     ----------
     X : array_like, pandas or polars DataFrame, shape (n, d)
@@ -371,7 +378,7 @@ def covariance(
         ε > 0.
     delta : float, default 0
         δ of the release, 0 <= δ < 1 (unused by the pure methods).
-    method : {"amin"}, default "amin"
+    method : {"amin", "dong"}, default "amin"
         A key of :data:`METHODS`.
     clip : bool, default False
         Rescale rows of norm > 1 to norm 1 instead of raising.
@@ -394,7 +401,8 @@ def covariance(
     References
     ----------
     Amin, Dick, Kulesza, Muñoz Medina & Vassilvitskii, "Differentially private
-    covariance estimation", NeurIPS 2019.
+    covariance estimation", NeurIPS 2019. W. Dong, Y. Liang & K. Yi,
+    "Differentially private covariance revisited", NeurIPS 2022.
 
     Examples
     --------

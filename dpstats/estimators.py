@@ -42,7 +42,10 @@ Privacy notes that apply to every estimator here:
   routed as metadata: enable scikit-learn's metadata routing and call ``set_fit_request(privacy_unit=True)``
   (clones keep the request).
 * Data must satisfy the mechanisms' row-norm bound (‖x_i‖₂ <= 1); ``clip=True``
-  rescales longer rows (a data-independent map) instead of raising.
+  rescales longer rows (a data-independent map) instead of raising. For data of
+  unknown scale, ``norm_bound="private"`` (DPPCA, DPCCA) spends a share of ε on
+  a private bound (a quantile of the row norms) and clips to it, charged with
+  the fit; a public ``norm_bound=R`` divides the rows by R.
 * Pre-processing fitted on the private data inside a pipeline (e.g.
   ``StandardScaler``) reads the data without privacy: it is not covered.
 
@@ -82,6 +85,7 @@ from .erm import DEFAULT_MAX_ITER, DEFAULT_TOL, LOGISTIC, fit_weights, huber
 from .exceptions import DataValidationError, ParameterError, PrivacyError
 from .noise.random import check_rng, independent_generator
 from .pca import pca
+from .preprocessing import RADIUS_SHARE
 
 __all__ = ["DPCCA", "DPLinearSVC", "DPLogisticRegression", "DPPCA"]
 
@@ -215,17 +219,24 @@ class DPPCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
     ----------
     n_components : int, optional
         Dimension k of the subspace; None keeps all d (a private rotation).
-    mechanism : {"ag", "ppm", "ppca", "amin", "sn"}, default "ag"
+    mechanism : {"ag", "ppm", "ppca", "amin", "dong", "sn"}, default "ag"
         Analyze Gauss (needs δ > 0), noisy power method, exponential mechanism
         (pure ε-DP: δ is ignored and charged as 0), Amin et al.'s iterative
-        eigenvector sampling (:func:`dpstats.amin_eigen`, pure ε-DP), or SN (not
-        private: warns, and an accountant refuses it).
+        eigenvector sampling (:func:`dpstats.amin_eigen`, pure ε-DP), Dong, Liang
+        & Yi's (2022) trace-sensitive estimate (δ > 0), or SN (not private: warns,
+        and an accountant refuses it).
     epsilon : float, default 1.0
-        ε of the release.
+        ε of the release (the private norm bound included).
     delta : float, default 1e-6
         δ of the release (the default of :class:`dpstats.Accountant` as well).
     clip : bool, default False
-        Rescale rows with norm > 1 to norm 1 instead of raising.
+        Rescale rows with norm > 1 (or > ``norm_bound``) to it instead of raising.
+    norm_bound : None, float or "private", default None
+        What the rows' norms are bounded by: None (1; longer rows raise unless ``clip``), a public R > 0, or
+        ``"private"`` for data of unknown scale: a private 0.75-quantile of the row norms, bought with
+        ``radius_share``·ε and charged with the fit (see :func:`dpstats.pca`).
+    radius_share : float, default 0.1
+        With ``norm_bound="private"``: the part of ε spent on the bound.
     max_rows : int, optional
         With ``fit(..., privacy_unit=ids)``: the public number of rows kept per
         unit (see :func:`dpstats.mean`, "Privacy units"); required then.
@@ -258,6 +269,8 @@ class DPPCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         epsilon=1.0,
         delta=DEFAULT_DELTA,
         clip=False,
+        norm_bound=None,
+        radius_share=RADIUS_SHARE,
         max_rows=None,
         accountant=None,
         random_state=None,
@@ -267,6 +280,8 @@ class DPPCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         self.epsilon = epsilon
         self.delta = delta
         self.clip = clip
+        self.norm_bound = norm_bound
+        self.radius_share = radius_share
         self.max_rows = max_rows
         self.accountant = accountant
         self.random_state = random_state
@@ -285,6 +300,8 @@ class DPPCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
             mechanism=self.mechanism,
             epsilon=self.epsilon,
             delta=self.delta,
+            norm_bound=self.norm_bound,
+            radius_share=self.radius_share,
             rng=check_rng(self.random_state, "random_state"),
             accountant=self.accountant,
             clip=self.clip,
@@ -328,7 +345,12 @@ class DPCCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
     ridge : float, optional
         Eigenvalue floor of the noisy blocks (default ``2σ√D``, data-independent).
     clip : bool, default False
-        Rescale joint rows with norm > 1 to norm 1 instead of raising.
+        Rescale joint rows with norm > 1 (or > ``norm_bound``) to it instead of raising.
+    norm_bound : None, float or "private", default None
+        What the joint rows' norms are bounded by (see :func:`dpstats.cca`): None (1), a public R > 0, or
+        ``"private"`` (a private 0.75-quantile of the norms, bought with ``radius_share``·ε).
+    radius_share : float, default 0.1
+        With ``norm_bound="private"``: the part of ε spent on the bound.
     max_rows : int, optional
         With ``fit(..., privacy_unit=ids)``: the public number of rows kept per
         unit (see :func:`dpstats.mean`, "Privacy units"); required then.
@@ -366,6 +388,8 @@ class DPCCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         calibration="analytic",
         ridge=None,
         clip=False,
+        norm_bound=None,
+        radius_share=RADIUS_SHARE,
         max_rows=None,
         accountant=None,
         random_state=None,
@@ -376,6 +400,8 @@ class DPCCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         self.calibration = calibration
         self.ridge = ridge
         self.clip = clip
+        self.norm_bound = norm_bound
+        self.radius_share = radius_share
         self.max_rows = max_rows
         self.accountant = accountant
         self.random_state = random_state
@@ -406,6 +432,8 @@ class DPCCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
             calibration=self.calibration,
             ridge=self.ridge,
             clip=self.clip,
+            norm_bound=self.norm_bound,
+            radius_share=self.radius_share,
             rng=check_rng(self.random_state, "random_state"),
             accountant=self.accountant,
             **_unit_options(privacy_unit, self.max_rows),

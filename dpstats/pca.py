@@ -85,10 +85,11 @@ from .covariance import amin_eigen
 from .exceptions import DataValidationError, NotPrivateWarning, ParameterError
 from .noise.random import check_rng, describe_source
 from .noise.release import GRID_BITS, NOISE, Statistic, grid_for, make_noise
+from .preprocessing import RADIUS_SHARE, to_unit_rows
 
 __all__ = ["pca", "pca_ag", "pca_ppca", "pca_ppm", "pca_sn", "second_moment", "top_components"]
 
-MECHANISMS = ("ag", "sn", "ppm", "ppca", "amin")
+MECHANISMS = ("ag", "sn", "ppm", "ppca", "amin", "dong")
 
 #: The keyword options :func:`pca` passes on to each mechanism.
 OPTIONS = {
@@ -97,6 +98,7 @@ OPTIONS = {
     "ppm": ("n_iter", "clip", "noise", "privacy_unit", "max_rows"),
     "ppca": ("sampler", "n_sweeps", "clip", "privacy_unit", "max_rows"),
     "amin": ("split", "eigenvalue_share", "clip", "privacy_unit", "max_rows"),
+    "dong": ("algorithm", "eigenvalues", "clip", "noise", "privacy_unit", "max_rows"),
 }
 
 SN_ERRATUM = (
@@ -768,40 +770,52 @@ def pca(
     delta: float = DEFAULT_DELTA,
     *,
     mechanism: str = "ag",
+    norm_bound=None,
+    radius_share: float = RADIUS_SHARE,
     rng=None,
     accountant: Accountant | None = None,
     **options,
 ) -> np.ndarray:
     """Private top-k principal subspace with the chosen mechanism, under one (ε, δ) for every mechanism.
 
-    Every mechanism takes the same (ε, δ): the Gaussian ones ("ag", and "ppm"
-    with δ > 0) use δ; the pure ones ("ppca", "amin", and "ppm" with δ = 0) are ε-DP,
-    hence (ε, δ)-DP for every δ, and charge δ = 0. So one loop over mechanisms
-    with one budget works.
+    Every mechanism takes the same (ε, δ): the Gaussian ones ("ag", "dong", and "ppm" with δ > 0) use δ; the pure
+    ones ("ppca", "amin", and "ppm" with δ = 0) are ε-DP, hence (ε, δ)-DP for every δ, and charge δ = 0. So one loop
+    over mechanisms with one budget works.
+
+    Every mechanism needs rows of norm <= 1, and raises on longer ones unless ``clip=True``. ``norm_bound`` says
+    what the rows' norms are bounded by instead: a public number R (the rows are divided by it; the subspace is the
+    same), or ``"private"``: the bound is the private 0.75-quantile of the row norms, bought with ``radius_share``·ε
+    and charged with the mechanism as one ledger entry; the rows above it are clipped
+    (:func:`dpstats.preprocessing.to_unit_rows`). With a privacy unit the quantile is taken at the unit level.
 
     Parameters
     ----------
     X : array_like, pandas or polars DataFrame, shape (n, d)
-        Data, rows with ‖x_i‖₂ <= 1.
+        Data, rows with ‖x_i‖₂ <= 1 (or ``norm_bound``).
     k : int
         Dimension of the subspace, 1 <= k <= d.
-    mechanism : {"ag", "sn", "ppm", "ppca", "amin"}, default "ag"
+    mechanism : {"ag", "sn", "ppm", "ppca", "amin", "dong"}, default "ag"
         :func:`pca_ag` followed by :func:`top_components`; :func:`pca_sn` (not
         private: warns, and an accountant refuses it); :func:`pca_ppm`;
         :func:`pca_ppca`; the k vectors of :func:`amin_eigen` with ``rank=k``
         (Amin et al. 2019, Algorithm 1 stopped after k vectors), in the order
-        drawn.
+        drawn; :func:`dpstats.covariance_trace.pca_dong` (Dong, Liang & Yi 2022).
     epsilon : float
-        ε > 0.
+        ε > 0 (of the whole release, the private norm bound included).
     delta : float, default 1e-6
         δ of the release (0 <= δ < 1); ignored by the pure mechanisms and SN.
+    norm_bound : None, float or "private", default None
+        None: rows of norm <= 1. A public R > 0: rows of norm <= R (``clip=True`` to force it). ``"private"``: a
+        private bound (see above); not for SN, which is not private.
+    radius_share : float, default 0.1
+        With ``norm_bound="private"``: the part of ε spent on the bound (public).
     rng : None, int or numpy.random.Generator
         Source of randomness.
     accountant : Accountant, optional
         Passed to the mechanism.
     **options
         Further keywords of the mechanism (``clip``, ``noise``, ``calibration``,
-        ``n_iter``, ``sampler``, ``n_sweeps``, ``split``, ``eigenvalue_share``,
+        ``n_iter``, ``sampler``, ``n_sweeps``, ``split``, ``eigenvalue_share``, ``algorithm``, ``eigenvalues``,
         and ``privacy_unit`` with ``max_rows`` for every mechanism but SN).
 
     Returns
@@ -818,26 +832,52 @@ def pca(
     >>> import dpstats as dps
     >>> X = np.random.default_rng(0).uniform(-0.5, 0.5, (500, 5)) / 3
     >>> V = dps.pca(X, 2, epsilon=1.0, rng=0)
-    >>> [dps.pca(X, 2, mechanism=m, epsilon=1.0, delta=1e-6, rng=0).shape for m in ("ag", "ppm", "ppca")]
-    [(5, 2), (5, 2), (5, 2)]
+    >>> [dps.pca(X, 2, mechanism=m, epsilon=1.0, delta=1e-6, rng=0).shape for m in ("ag", "ppm", "ppca", "dong")]
+    [(5, 2), (5, 2), (5, 2), (5, 2)]
+    >>> raw = np.random.default_rng(1).normal(0, 40, (5000, 5))  # norms far above 1, bound unknown
+    >>> dps.pca(raw, 2, epsilon=1.0, norm_bound="private", rng=0).shape
+    (5, 2)
     """
     check_choice(mechanism, "mechanism", MECHANISMS)
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     _check_options(mechanism, options)
     X = check_columns(as_array(X, "X", ndim=(2,)))
     _check_k(k, X.shape[1])  # before any budget is charged
+    if mechanism == "sn" and norm_bound == "private":
+        raise ParameterError("mechanism='sn' is not differentially private: a private norm bound is pointless")
+    if delta == 0 and mechanism in ("ag", "dong"):
+        raise ParameterError(
+            f"mechanism={mechanism!r} adds Gaussian noise and needs delta > 0; use mechanism='ppca' or 'ppm' for "
+            "delta = 0"
+        )
+    rng = check_rng(rng)
+    rows = to_unit_rows(
+        X,
+        norm_bound,
+        epsilon,
+        radius_share=radius_share,
+        clip=options.pop("clip", False),
+        privacy_unit=options.pop("privacy_unit", None),
+        max_rows=options.get("max_rows"),
+        rng=rng,
+        accountant=accountant,
+    )
+    X, epsilon, accountant = rows.X, rows.epsilon, rows.accountant
+    options.update(clip=rows.clip)
+    if rows.privacy_unit is not None:
+        options["privacy_unit"] = rows.privacy_unit
     if mechanism == "ppca":
         return pca_ppca(X, k, epsilon, rng=rng, accountant=accountant, **options)
     if mechanism == "amin":
         return amin_eigen(X, epsilon, rank=k, rng=rng, accountant=accountant, **options)[1]
     if mechanism == "ppm":
         return pca_ppm(X, k, epsilon, delta, rng=rng, accountant=accountant, **options)
+    if mechanism == "dong":
+        from .covariance_trace import pca_dong
+
+        return pca_dong(X, k, epsilon, delta, rng=rng, accountant=accountant, **options)
     if mechanism == "sn":
         return top_components(pca_sn(X, epsilon, rng=rng, accountant=accountant, **options), k)
-    if delta == 0:
-        raise ParameterError(
-            "mechanism='ag' adds Gaussian noise and needs delta > 0; use mechanism='ppca' or 'ppm' for delta = 0"
-        )
     return top_components(pca_ag(X, epsilon, delta, rng=rng, accountant=accountant, **options), k)
 
 

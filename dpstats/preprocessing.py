@@ -1,17 +1,50 @@
-"""Preprocessing that keeps the guarantee: maps applied to each row on its own, with public parameters only.
+"""Preprocessing that keeps the guarantee: maps applied to each row on its own, with public or private parameters.
 
 :func:`clip_rows` scales down the rows whose L2 norm exceeds a public bound, so that data of unknown norms meet the
 ‖x_i‖₂ <= 1 that every PCA, CCA and ERM mechanism assumes. Replacing one person's row changes one output row, so
 a release computed on the clipped data keeps its guarantee. (Dividing by the largest row norm, as the PCA papers
 do, reads the data and is not private: :func:`dpstats.compendium.datasets.scale_by_max_norm` reproduces it.)
+
+When no bound is known, :func:`private_norm_bound` buys one: a private quantile of the row norms, with a share of
+the budget; :func:`to_unit_rows` (behind ``norm_bound=`` of :func:`dpstats.pca`, :func:`dpstats.cca`,
+:func:`dpstats.covariance_trace.covariance_dong` and the estimators) divides the rows by a bound, public or
+private, and clips them to norm 1.
 """
 
 from __future__ import annotations
 
-from ._engine import as_array, check_row_norms
-from ._validation import check_columns, check_positive
+import math
+import numbers
+from dataclasses import dataclass
 
-__all__ = ["clip_rows"]
+import numpy as np
+
+from ._engine import as_array, check_row_norms, take_units
+from ._validation import check_bounds, check_columns, check_epsilon, check_finite, check_positive
+from .accounting import Accountant, check_accountant, split_weighted, with_pending
+from .accounting.events import Exponential
+from .exceptions import ParameterError
+from .noise.random import check_rng
+
+__all__ = [
+    "NORM_BOUNDS",
+    "RADIUS_QUANTILE",
+    "RADIUS_SHARE",
+    "UnitRows",
+    "clip_rows",
+    "private_norm_bound",
+    "to_unit_rows",
+]
+
+#: The public range in which :func:`private_norm_bound` looks for the row norms' quantile (about 1e-6 to 1e6).
+NORM_BOUNDS = (2.0**-20, 2.0**20)
+#: The quantile level of the row norms that :func:`private_norm_bound` releases by default. Measured (PCA, k = 10,
+#: 10 % of ε for the bound, ε in {0.3, 1}; MNIST, digits, spiked and skewed synthetic data): 0.5 and 0.75 capture
+#: the most energy, 0.9 fails on the 1797 digits at ε = 0.3 (the bound lands far above the norms when n·ε·(1 − q) is
+#: small), 0.99 and the maximum fail everywhere; 0.75 clips fewer rows than the median for the same utility.
+RADIUS_QUANTILE = 0.75
+#: The share of ε that ``norm_bound="private"`` spends on the bound (the mechanism gets the rest).
+RADIUS_SHARE = 0.1
 
 
 def clip_rows(X, max_norm: float = 1.0):
@@ -39,3 +72,219 @@ def clip_rows(X, max_norm: float = 1.0):
     """
     max_norm = check_positive(max_norm, "max_norm")
     return check_row_norms(check_columns(as_array(X, "X", ndim=(2,))), "X", max_norm=max_norm, clip=True)
+
+
+def private_norm_bound(
+    X,
+    epsilon: float,
+    *,
+    q: float = RADIUS_QUANTILE,
+    bounds=NORM_BOUNDS,
+    privacy_unit=None,
+    max_rows: int | None = None,
+    rng=None,
+    accountant: Accountant | None = None,
+) -> float:
+    """A private bound on the rows' L2 norms: their ``q``-quantile, released by an ε-DP exponential mechanism.
+
+    Each row is mapped to log₂‖x_i‖ (a map of the row on its own; rows of norm outside ``bounds``, zero rows
+    included, are first clipped into them), and :func:`dpstats.quantile` releases the ``q``-quantile of these
+    values on a public grid of 2^16 cells spanning log₂ of ``bounds`` (Smith's exponential mechanism, sampled
+    exactly). The bound is 2 to that power. The map is monotone, so the ranks — the mechanism's only use of the
+    data — are those of the norms: replacing one row moves every rank by at most 1, the utility's sensitivity
+    (with ``privacy_unit``: replacing all rows of one unit, at most ``max_rows`` kept, moves them by at most
+    ``max_rows`` + 2^-10; see :func:`dpstats.quantile`). ε-DP, one exponential-mechanism event on the ledger.
+
+    A log grid keeps the relative resolution the same at every scale (0.08 % per cell for the default bounds),
+    so a wide range costs little. The mechanism needs enough rows: when n·ε·(1 − q) is small (below about 20) the
+    empty cells above the largest norm together outweigh the data's and the bound can land far above the norms.
+
+    Parameters
+    ----------
+    X : array_like, pandas or polars DataFrame or dask array, shape (n, d)
+        The data, one person per row (finite).
+    epsilon : float
+        ε > 0 of this release.
+    q : float, default 0.75
+        Quantile level in (0, 1]: the bound leaves about a fraction 1 − q of the rows above it (to be clipped).
+        Levels near 1 need many rows: the exponential mechanism's empty cells above the largest norm have utility
+        −(1 − q)·n each, and outweigh the data's when n·ε·(1 − q) is small (:data:`RADIUS_QUANTILE`).
+    bounds : tuple (lower, upper), default (2^-20, 2^20)
+        The public range of the bound, 0 < lower < upper, chosen without looking at the data.
+    privacy_unit : array_like, Series or str, optional
+        One identifier per row (or a column name of the DataFrame ``X``): neighbours differ in all rows of one
+        unit, at most ``max_rows`` of which are kept.
+    max_rows : int, optional
+        With ``privacy_unit``: the public number of rows kept per unit.
+    rng : None, int or numpy.random.Generator
+        Source of randomness; ``None`` is a cryptographically secure source.
+    accountant : Accountant, optional
+        Charged before anything is sampled.
+
+    Returns
+    -------
+    float
+        The bound R̃ > 0, a point of the public grid (pass it as ``norm_bound=R̃`` with ``clip=True``, or to
+        :func:`clip_rows`).
+
+    References
+    ----------
+    A. Smith, "Privacy-preserving statistical estimation with optimal convergence rates", STOC 2011.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.preprocessing import private_norm_bound
+    >>> X = np.random.default_rng(0).normal(0, 30, (5000, 4))
+    >>> R = private_norm_bound(X, 0.5, rng=0)
+    >>> 50 < R < 130
+    True
+    """
+    epsilon, rng = check_epsilon(epsilon), check_rng(rng)
+    q = _fraction(q, "q", upper_inclusive=True)
+    lower, upper = check_bounds(bounds, "bounds")
+    if lower.ndim or upper.ndim or lower <= 0:
+        raise ParameterError(f"bounds must be a pair of scalars 0 < lower < upper; got {bounds!r}")
+    X, units = take_units(X, privacy_unit, max_rows, "X")
+    X = as_array(X, "X", ndim=(2,))
+    squares = np.asarray((X * X).sum(axis=1))
+    if not np.isfinite(squares).all():
+        check_finite(np.asarray(X), "X")
+    with np.errstate(divide="ignore"):
+        logs = np.clip(0.5 * np.log2(squares), -1e300, 1e300)  # zero rows, overflowing squares: clipped below
+    from .quantiles import quantile
+
+    unit = {} if units is None else {"privacy_unit": units.ids, "max_rows": units.max_rows}
+    level = quantile(
+        logs,
+        q,
+        epsilon,
+        bounds=(math.log2(float(lower)), math.log2(float(upper))),
+        clip=True,
+        rng=rng,
+        accountant=accountant,
+        **unit,
+    )
+    return float(np.clip(2.0**level, float(lower), float(upper)))
+
+
+def _fraction(value, name: str, *, upper_inclusive: bool) -> float:
+    """``value`` as a float in (0, 1] (``upper_inclusive``) or (0, 1), else a ParameterError naming it."""
+    valid = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+    if not valid or value > 1 or (value == 1 and not upper_inclusive):
+        upper = "<=" if upper_inclusive else "<"
+        raise ParameterError(f"{name} must be a number with 0 < {name} {upper} 1; got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class UnitRows:
+    """Rows brought to norm <= 1 for a mechanism (:func:`to_unit_rows`).
+
+    Attributes
+    ----------
+    X : numpy.ndarray or dask array
+        The rows divided by ``radius`` (and clipped to norm 1 where asked, or where the bound is private).
+    radius : float
+        The bound the rows were divided by: 1 (none), the public ``norm_bound``, or the private one. Scale a
+        release back with it (a second-moment matrix by radius²): post-processing.
+    epsilon : float
+        What is left of ε for the mechanism.
+    privacy_unit : object
+        The identifiers to pass on to the mechanism (a column name of a DataFrame is resolved here), or None.
+    clip : bool
+        Whether the mechanism still has to clip the rows to norm 1 (``norm_bound=None`` with ``clip=True``).
+    accountant : object
+        The accountant to pass on to the mechanism: with a private bound, one that records the bound's release
+        together with the mechanism's (:func:`dpstats.accounting.with_pending`).
+    """
+
+    X: object
+    radius: float
+    epsilon: float
+    privacy_unit: object = None
+    clip: bool = False
+    accountant: object = None
+
+
+def to_unit_rows(
+    X,
+    norm_bound,
+    epsilon: float,
+    *,
+    radius_share: float = RADIUS_SHARE,
+    clip: bool = False,
+    privacy_unit=None,
+    max_rows: int | None = None,
+    rng=None,
+    accountant: Accountant | None = None,
+) -> UnitRows:
+    """Rows of norm <= 1 for a mechanism, from data whose norms are bounded by ``norm_bound``.
+
+    * ``norm_bound=None``: the rows must already have norm <= 1; X is passed on as it is (radius 1) with the whole ε
+      and ``clip`` (the mechanism checks or clips the rows itself).
+    * a number R > 0 (public, chosen without the data): the rows must have norm <= R (``clip=True`` scales longer
+      ones down to R); they are divided by R.
+    * ``"private"``: R̃ = :func:`private_norm_bound` (the 0.75-quantile of the norms in the default public
+      range) with the part ``radius_share`` of ε; the rows are clipped to R̃ — those above the quantile
+      necessarily — and divided by it. The mechanism gets the rest of ε (an exact split: the two add up to at most
+      ε by basic composition). The bound is charged with the mechanism, as one ledger entry, when the mechanism
+      charges (before it draws noise); if the mechanism refuses its input first, nothing is charged and the bound,
+      never released, is dropped (:func:`dpstats.accounting.with_pending`).
+
+    Clipping and division are maps of each row on its own with a public number or a released one, so the
+    mechanism that reads the result keeps its guarantee (with ``privacy_unit``: replace all rows of one unit).
+
+    Parameters
+    ----------
+    X : array_like, pandas or polars DataFrame or dask array, shape (n, d)
+    norm_bound : None, float or "private"
+    epsilon : float
+        ε of the whole release (the bound and the mechanism).
+    radius_share : float, default 0.1
+        With ``"private"``: the part of ε spent on the bound, 0 < share < 1 (public).
+    clip : bool, default False
+        Scale rows above a public bound down to it instead of raising (implied by ``"private"``).
+    privacy_unit, max_rows
+        As in the mechanisms; with ``"private"`` the quantile is taken at the unit level too.
+    rng : numpy.random.Generator
+        The call's source of randomness (the quantile draws from it first).
+    accountant : Accountant, optional
+        The caller's accountant (returned, wrapped for a private bound).
+
+    Returns
+    -------
+    UnitRows
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.preprocessing import to_unit_rows
+    >>> X = np.random.default_rng(0).normal(0, 30, (5000, 4))
+    >>> rows = to_unit_rows(X, "private", 1.0, rng=np.random.default_rng(0))
+    >>> round(rows.epsilon, 12), rows.radius > 40, bool(np.sqrt((rows.X ** 2).sum(axis=1)).max() <= 1 + 1e-9)
+    (0.9, True, True)
+    """
+    if norm_bound is None:
+        return UnitRows(X, 1.0, epsilon, privacy_unit, clip, accountant)
+    if isinstance(norm_bound, str) and norm_bound != "private" or isinstance(norm_bound, bool):
+        raise ParameterError(f"norm_bound must be None, a number > 0 or 'private'; got {norm_bound!r}")
+    check_accountant(accountant)
+    X, units = take_units(X, privacy_unit, max_rows, "X")
+    ids = None if units is None else units.ids
+    if norm_bound != "private":
+        radius = check_positive(norm_bound, "norm_bound")
+        rows = check_row_norms(as_array(X, "X", ndim=(2,)), "X", max_norm=radius, clip=clip)
+        return UnitRows(rows * (1.0 / radius), radius, epsilon, ids, False, accountant)
+    share = _fraction(radius_share, "radius_share", upper_inclusive=False)
+    epsilon_bound, epsilon_rest = split_weighted(epsilon, [share, 1.0 - share])
+    check_epsilon(epsilon_bound, "epsilon share of the norm bound (epsilon * radius_share)")
+    radius = private_norm_bound(X, epsilon_bound, privacy_unit=ids, max_rows=max_rows, rng=check_rng(rng))
+    rows = check_row_norms(as_array(X, "X", ndim=(2,)), "X", max_norm=radius, clip=True)
+    owed = with_pending(
+        accountant,
+        [Exponential(epsilon_bound)],
+        note=f"norm bound: private {RADIUS_QUANTILE:g}-quantile of the row norms (epsilon={epsilon_bound:.4g}, "
+        f"exponential mechanism on a public log grid of [{NORM_BOUNDS[0]:g}, {NORM_BOUNDS[1]:g}])",
+    )
+    return UnitRows(rows * (1.0 / radius), radius, epsilon_rest, ids, False, owed)

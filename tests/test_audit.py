@@ -156,6 +156,42 @@ def test_audit_cca():
     assert clean <= eps < broken
 
 
+@pytest.mark.parametrize("algorithm,n_runs", [("separate", 1000), ("adaptive", 600)])
+def test_audit_covariance_dong(algorithm, n_runs):
+    # Row 0 is e1 versus e2, three rows 0.5·e1 beside it: A = diag(1.75, 0) versus diag(0.75, 1), a change of
+    # Frobenius norm √2 (the worst case of the eigenvector step, and of the Rayleigh quotients on P̃ = I); the event
+    # thresholds A[0, 0] − A[1, 1] halfway (2.75 versus −0.25... the estimate's diagonal, through both releases).
+    # The estimate mixes two noisy releases with half the budget each and is projected onto [0, n]: the event sees
+    # part of the privacy loss, so the under-noised variant claims ε for a 32 ε calibration before it shows.
+    X = np.zeros((4, 2))
+    X[:, 0] = 0.5
+    Xp = X.copy()
+    X[0], Xp[0] = [1.0, 0.0], [0.0, 1.0]
+    eps, delta = 1.0, 1e-5
+
+    def mech(data, e, rng):
+        return dps.covariance_dong(data, e, delta, algorithm=algorithm, rng=rng)
+
+    clean, broken = _flagged_and_clean(
+        mech, X, Xp, lambda A: A[0, 0] - A[1, 1] > 1.0, eps=eps, delta=delta, n_runs=n_runs, seed=51, under=32.0
+    )
+    assert clean <= eps < broken
+
+
+def test_audit_private_norm_bound():
+    # Two rows of norms 2^-8 and 2^8 versus 2^-8 and 2^-6: the median's best grid points lie between the two norms
+    # (16 versus 2 of the 40 octaves of the log grid), the others are e^{-ε/2} times less likely; the event is a
+    # bound above 2^-5. Under-noised: 8 ε claimed as ε.
+    X, Xp = np.array([[2.0**-8], [2.0**8]]), np.array([[2.0**-8], [2.0**-6]])
+    eps = 1.0
+
+    def mech(data, e, rng):
+        return dps.preprocessing.private_norm_bound(data, e, q=0.5, rng=rng)
+
+    clean, broken = _flagged_and_clean(mech, X, Xp, lambda r: r > 2.0**-5, eps=eps, n_runs=1000, seed=61)
+    assert clean <= eps < broken
+
+
 @pytest.mark.parametrize("method,under", [("range_finder", 64.0), ("input_perturbation", UNDER)])
 def test_audit_low_rank(method, under):
     # A = 0 versus one row e1 (a change of norm 1, Hardt & Roth's neighbouring relation): the rank-1 output's first

@@ -128,6 +128,20 @@ E1, E2 = np.array([1.0, 0.0]), np.array([0.0, 1.0])
             DELTA,
         ),
         (
+            "covariance_dong separate",
+            lambda X, u, r: dps.covariance_dong(X, EPS, DELTA, algorithm="separate", rng=r, **_unit(u)),
+            lambda A: A[0, 0] - A[1, 1] > 0.75,  # halfway between HEAVY + 0.75 and 0.75 − HEAVY
+            1000,
+            DELTA,
+        ),
+        (
+            "covariance_dong adaptive",
+            lambda X, u, r: dps.covariance_dong(X, EPS, DELTA, rng=r, **_unit(u)),
+            lambda A: A[0, 0] - A[1, 1] > 0.75,
+            600,
+            DELTA,
+        ),
+        (
             "pca_ppca",
             lambda X, u, r: dps.pca_ppca(X, 1, EPS, rng=r, **_unit(u)),
             lambda V: float(V[0] @ V[0] - V[1] @ V[1]) > 0.8,

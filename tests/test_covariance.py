@@ -107,3 +107,14 @@ def test_sequential_scales_default_and_zero():
     assert abs(zero - 0.25) < 0.06 and full > 0.9
     with pytest.raises(dps.DataValidationError, match="scales"):
         sample_sequential_bingham(B, 2, scales=[1.0, -1.0])
+
+
+def test_covariance_dispatches_dong_to_its_mechanism():
+    X = np.random.default_rng(3).uniform(-0.5, 0.5, (300, 4)) / 2
+    acc = dps.Accountant(10.0, 1e-3)
+    via_registry = dps.covariance(X, 1.0, 1e-6, method="dong", algorithm="separate", rng=9, accountant=acc)
+    direct = dps.covariance_dong(X, 1.0, 1e-6, algorithm="separate", rng=9)
+    np.testing.assert_array_equal(via_registry, direct)
+    assert [e.mechanism for e in acc.ledger] == ["covariance_dong"]
+    with pytest.raises(dps.ParameterError, match="delta > 0"):
+        dps.covariance(X, 1.0, method="dong")

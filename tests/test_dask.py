@@ -65,6 +65,14 @@ MECHANISMS = {
     "covariance amin": lambda v, M, y, r: dps.covariance(M, 1.0, rng=r),
     "covariance amin adaptive": lambda v, M, y, r: dps.covariance(M, 1.0, rank=3, split="adaptive", clip=True, rng=r),
     "cca": lambda v, M, y, r: dps.cca(M[:, :3], M[:, 3:], 2, 1.0, 1e-6, rng=r).C_hat,
+    "cca private bound": lambda v, M, y, r: (
+        dps.cca(M[:, :3], M[:, 3:], 2, 1.0, 1e-6, norm_bound="private", rng=r).C_hat
+    ),
+    "covariance_dong": lambda v, M, y, r: dps.covariance_dong(M * 0.2, 1.0, 1e-6, rng=r),
+    "covariance_dong separate": lambda v, M, y, r: dps.covariance_dong(M, 1.0, 1e-6, algorithm="separate", rng=r),
+    "pca dong": lambda v, M, y, r: dps.pca(M, 2, mechanism="dong", epsilon=1.0, rng=r),
+    "pca private bound": lambda v, M, y, r: dps.pca(M * 40, 2, epsilon=1.0, norm_bound="private", rng=r),
+    "private_norm_bound": lambda v, M, y, r: dps.preprocessing.private_norm_bound(M, 1.0, rng=r),
     "svm objective": lambda v, M, y, r: dps.svm(M, y, 1.0, lam=1e-3, rng=r),
     # output perturbation takes a fixed number of gradient steps, each one pass (one compute on dask): 40 here
     "svm output": lambda v, M, y, r: dps.svm(M, y, 1.0, lam=1e-3, method="output", max_iter=40, rng=r),
@@ -117,6 +125,10 @@ ESTIMATORS = {
     "DPPCA ppm": (lambda: DPPCA(2, mechanism="ppm", random_state=5), ["components_"]),
     "DPPCA ppca": (lambda: DPPCA(2, mechanism="ppca", random_state=5), ["components_"]),
     "DPPCA amin": (lambda: DPPCA(2, mechanism="amin", random_state=5), ["components_"]),
+    "DPPCA dong, private bound": (
+        lambda: DPPCA(2, mechanism="dong", norm_bound="private", random_state=5),
+        ["components_"],
+    ),
     "DPLogisticRegression": (
         lambda: DPLogisticRegression(classes=["no", "yes"], random_state=5),
         ["coef_", "intercept_"],
@@ -197,6 +209,20 @@ VIOLATIONS = {
     ),
     "pca_ppm NaN": (
         lambda v, M, y, acc: dps.pca_ppm(M, 2, 1.0, 1e-6, accountant=acc),
+        "X",
+        np.nan,
+        dps.DataValidationError,
+        "3 NaN",
+    ),
+    "covariance_dong row norm": (
+        lambda v, M, y, acc: dps.covariance_dong(M, 1.0, 1e-6, accountant=acc),
+        "X",
+        0.9,
+        dps.OutOfBoundsError,
+        "3 row",
+    ),
+    "pca private bound NaN": (
+        lambda v, M, y, acc: dps.pca(M, 2, 1.0, norm_bound="private", accountant=acc),
         "X",
         np.nan,
         dps.DataValidationError,

@@ -27,6 +27,7 @@ LAYERS = [
     [
         "dpstats.bingham",
         "dpstats.descriptive",
+        "dpstats.groups",
         "dpstats.histograms",
         "dpstats.quantiles",
         "dpstats.pca",
@@ -35,6 +36,7 @@ LAYERS = [
         "dpstats.lowrank",
         "dpstats.erm",
         "dpstats.preprocessing",
+        "dpstats.covariance_trace",
     ],
     ["dpstats.estimators"],
     ["dpstats.audit", "dpstats.metrics"],

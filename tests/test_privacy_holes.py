@@ -34,6 +34,13 @@ FAILING_CALLS = {
     "pca_ppm": lambda acc: dps.pca_ppm(X, 2, 1.0, 1e-6, n_iter=0, accountant=acc),
     "pca_ppca": lambda acc: dps.pca_ppca(X, 2, 1.0, sampler="metropolis", accountant=acc),
     "pca": lambda acc: dps.pca(X, 5, epsilon=1.0, accountant=acc),
+    "pca private bound": lambda acc: dps.pca(
+        X, 2, 1.0, mechanism="ppm", n_iter=0, norm_bound="private", accountant=acc
+    ),
+    "covariance_dong": lambda acc: dps.covariance_dong(X, 1.0, 1e-6, algorithm="clipped", accountant=acc),
+    "covariance_dong rows": lambda acc: dps.covariance_dong(3 * X, 1.0, 1e-6, accountant=acc),
+    "pca_dong": lambda acc: dps.pca_dong(X, 2, 1.0, 1e-6, eigenvalues="spectrum", accountant=acc),
+    "private_norm_bound": lambda acc: dps.preprocessing.private_norm_bound(X, 1.0, q=2.0, accountant=acc),
     "cca": lambda acc: dps.cca(X, Y_VIEW, 1, 1.0, 1e-6, ridge=-1.0, accountant=acc),
     "low_rank": lambda acc: dps.low_rank(X, 2, 1.0, 1e-6, bounds=(-1, 1), oversampling=3, accountant=acc),
     "svm": lambda acc: dps.svm(X, LABELS, 1.0, lam=0.1, method="objective", max_iter=0, accountant=acc),

@@ -125,6 +125,19 @@ MECHANISMS = {
         X, 2, 1.0, mechanism="amin", privacy_unit=u, max_rows=m, rng=r, accountant=a
     ),
     "covariance": lambda u, m, r, a: dps.covariance(X, 1.0, privacy_unit=u, max_rows=m, rng=r, accountant=a),
+    "covariance_dong": lambda u, m, r, a: dps.covariance_dong(
+        X, 1.0, 1e-6, privacy_unit=u, max_rows=m, rng=r, accountant=a
+    ),
+    "covariance_dong separate": lambda u, m, r, a: dps.covariance_dong(
+        X, 1.0, 1e-6, algorithm="separate", privacy_unit=u, max_rows=m, rng=r, accountant=a
+    ),
+    "pca_dong": lambda u, m, r, a: dps.pca_dong(X, 2, 1.0, 1e-6, privacy_unit=u, max_rows=m, rng=r, accountant=a),
+    "private_norm_bound": lambda u, m, r, a: dps.preprocessing.private_norm_bound(
+        X, 1.0, privacy_unit=u, max_rows=m, rng=r, accountant=a
+    ),
+    "pca private bound": lambda u, m, r, a: dps.pca(
+        X * 7.0, 2, 1.0, norm_bound="private", privacy_unit=u, max_rows=m, rng=r, accountant=a
+    ),
     "cca": lambda u, m, r, a: dps.cca(0.6 * X, VIEW_Y, 1, 1.0, 1e-6, privacy_unit=u, max_rows=m, rng=r, accountant=a).U,
     "svm": lambda u, m, r, a: dps.svm(X, Y, 1.0, lam=0.01, privacy_unit=u, max_rows=m, rng=r, accountant=a),
     "logistic_regression": lambda u, m, r, a: dps.logistic_regression(

@@ -200,3 +200,73 @@ def test_pca_amin_bad_k_raises_before_any_charge():
     with pytest.raises(ParameterError, match="k"):
         dps.pca(GRAM_X, 4, 1.0, mechanism="amin", accountant=acc)
     assert acc.spent == (0.0, 0.0)
+
+
+# ----------------------------------------------------------------------------- Dong et al. and the norm bound
+
+ROWS = np.random.default_rng(5).uniform(-0.3, 0.3, (200, 4))
+
+BAD_DONG = [
+    (dict(epsilon=0), ParameterError, "epsilon must be a finite number"),
+    (dict(epsilon=np.inf), ParameterError, "epsilon must be a finite number"),
+    (dict(delta=1.0), ParameterError, "delta must be a number with 0 <= delta < 1"),
+    (dict(delta=0.0), ParameterError, "delta > 0"),
+    (dict(algorithm="clipped"), ParameterError, "algorithm must be one of 'adaptive', 'separate'"),
+    (dict(eigenvalues="trace"), ParameterError, "eigenvalues must be one of 'rayleigh', 'spectrum'"),
+    (dict(eigenvalues="spectrum"), ParameterError, "noise='float'"),
+    (dict(noise="exactly"), ParameterError, "noise must be one of"),
+    (dict(norm_bound="max"), ParameterError, "norm_bound must be None, a number > 0 or 'private'"),
+    (dict(norm_bound=-2.0), ParameterError, "norm_bound must be a finite number > 0"),
+    (dict(norm_bound="private", radius_share=1.5), ParameterError, "radius_share must be a number"),
+    (dict(rng="seed"), ParameterError, "rng must be"),
+    (dict(accountant="budget"), ParameterError, "accountant must be"),
+    (dict(X=ROWS * 4), OutOfBoundsError, r"row\(s\) with L2 norm > 1.*norm_bound='private'"),
+    (dict(X=np.where(ROWS > 0.29, np.nan, ROWS)), DataValidationError, "NaN"),
+    (dict(X=np.zeros((5, 0))), DataValidationError, "at least one column"),
+    (dict(X=np.zeros(5)), DataValidationError, "X must"),
+]
+
+
+@pytest.mark.parametrize("bad,error,match", BAD_DONG, ids=[str(i) for i in range(len(BAD_DONG))])
+def test_covariance_dong_bad_input_raises_before_any_charge(bad, error, match):
+    acc = dps.Accountant(100.0, 1e-3)
+    args = dict(X=ROWS, epsilon=1.0, delta=1e-6, accountant=acc)
+    args.update(bad)
+    with pytest.raises(error, match=match):
+        dps.covariance_dong(**args)
+    assert acc.ledger == []
+
+
+@pytest.mark.parametrize("k", [0, 5, 1.5, "2", True])
+def test_pca_dong_bad_k(k):
+    with pytest.raises(ParameterError, match="k must be an integer in"):
+        dps.pca_dong(ROWS, k, 1.0, 1e-6)
+
+
+BAD_BOUND = [
+    (dict(epsilon=-1.0), "epsilon must be a finite number"),
+    (dict(q=0.0), "q must be a number with 0 < q <= 1"),
+    (dict(q=True), "q must be a number"),
+    (dict(bounds=(0.0, 1.0)), "bounds must be a pair of scalars 0 < lower < upper"),
+    (dict(bounds=(2.0, 1.0)), "bounds"),
+    (dict(bounds=([1.0, 2.0], 3.0)), "bounds"),
+    (dict(max_rows=3), "max_rows applies only with privacy_unit"),
+    (dict(rng=-1), "rng must be"),
+]
+
+
+@pytest.mark.parametrize("bad,match", BAD_BOUND, ids=[str(i) for i in range(len(BAD_BOUND))])
+def test_private_norm_bound_bad_input(bad, match):
+    acc = dps.Accountant(100.0, 1e-3)
+    args = dict(X=ROWS, epsilon=1.0, accountant=acc)
+    args.update(bad)
+    with pytest.raises(ParameterError, match=match):
+        dps.preprocessing.private_norm_bound(**args)
+    assert acc.ledger == []
+
+
+def test_private_norm_bound_names_non_finite_rows():
+    bad = ROWS.copy()
+    bad[[3, 7], 1] = [np.nan, np.inf]
+    with pytest.raises(DataValidationError, match="X contains 2 NaN or infinite"):
+        dps.preprocessing.private_norm_bound(bad, 1.0)

@@ -19,8 +19,10 @@ from ..exceptions import OutOfBoundsError
 __all__ = [
     "NORM_TOLERANCE",
     "RowNormViolations",
+    "PROFILE_BITS",
     "check_row_norms",
     "clip_rows_to_norm",
+    "norm_profile",
     "row_norm_violations",
     "scaled_rows",
 ]
@@ -48,7 +50,9 @@ class RowNormViolations:
         raise OutOfBoundsError(
             f"{name} has {self.over} row(s) with L2 norm > {max_norm:g}; clip them with "
             f"dpstats.preprocessing.clip_rows({name}, {max_norm:g}) or pass clip=True "
-            "(dividing by the largest norm reads the data and is not private)"
+            "(dividing by the largest norm reads the data and is not private). If you do not know a bound, PCA, "
+            "CCA and covariance can choose one privately: norm_bound='private' (dps.pca, dps.cca, DPPCA, DPCCA, "
+            "dps.covariance_dong; dps.preprocessing.private_norm_bound)"
         )
 
 
@@ -94,3 +98,29 @@ def scaled_rows(X: np.ndarray, max_norm: float) -> np.ndarray:
     scale = np.ones_like(sq)
     scale[over] = max_norm / np.sqrt(sq[over])
     return X * scale[:, None]
+
+
+#: The squared norms summed by :func:`norm_profile` are rounded to multiples of 2^-PROFILE_BITS.
+PROFILE_BITS = 36
+
+
+def norm_profile(block: np.ndarray, levels: int, bound: float) -> np.ndarray:
+    """What a block of rows contributes to the profile of its squared norms: the int64 vector
+    ``[Σq, c_1, …, c_levels]``.
+
+    q = round(min(‖x‖², ``bound``)·2^PROFILE_BITS) is each row's squared norm on a public fixed-point grid, so Σq
+    is exact in any order (a block of up to 2^16 rows of q <= 2^37 stays far below 2^63). c_l counts the rows with
+    4^-l < ‖x‖² <= 4^-(l−1), i.e. norm in (2^-l, 2^-(l−1)], for l = 1 … ``levels``; rows with ‖x‖² > 1 (within the
+    norm check's tolerance) count in c_1, rows of norm <= 2^-levels in none. Each row's q and level depend on that
+    row alone (its computed squared norm): replacing one row moves Σq by at most round(bound·2^PROFILE_BITS) and
+    one row between two counts, whatever the rounding does.
+    """
+    sq = np.einsum("ij,ij->i", block, block)
+    q = np.rint(np.minimum(sq, bound) * 2.0**PROFILE_BITS).astype(np.int64)
+    with np.errstate(divide="ignore"):
+        level = np.floor(-np.log2(sq) / 2.0) + 1.0  # 4^-level < sq <= 4^-(level-1), up to the log's rounding
+    level = np.clip(np.nan_to_num(level, posinf=levels + 1.0), 1.0, levels + 1.0).astype(np.int64)
+    level -= (sq > np.ldexp(1.0, -2 * (level - 1))) & (level > 1)  # exact comparisons with powers of four
+    level += sq <= np.ldexp(1.0, -2 * level)
+    counts = np.bincount(np.minimum(level, levels + 1), minlength=levels + 2)[1 : levels + 1]
+    return np.concatenate([[int(q.sum())], counts]).astype(np.int64)

@@ -21,6 +21,7 @@ from .accountant import (
     ParallelBlock,
     charge,
     check_accountant,
+    with_pending,
 )
 from .compose import RULES, Parallel, compose
 from .events import ApproxDP, Event, Exponential, Gaussian, Laplace, PureDP, event_from_dict
@@ -59,4 +60,5 @@ __all__ = [
     "gaussian_epsilon",
     "zcdp_delta",
     "zcdp_epsilon",
+    "with_pending",
 ]

@@ -36,7 +36,7 @@ from .ledger import (
 )
 from .log import LedgerLog
 
-__all__ = ["DEFAULT_DELTA", "Accountant", "ParallelBlock", "charge", "check_accountant"]
+__all__ = ["DEFAULT_DELTA", "Accountant", "ParallelBlock", "charge", "check_accountant", "with_pending"]
 
 #: δ of an Accountant created without one: small against 1/n for data sets up to a million rows.
 DEFAULT_DELTA = 1e-6
@@ -371,7 +371,8 @@ class Accountant:
         expensive part costs (:mod:`dpstats.accounting.compose`, "Parallel composition"). A branch takes only
         releases of the block's relation: a release with a privacy unit on a row block (or without one on a unit
         block) raises a :class:`~dpstats.exceptions.ParameterError` before anything is released, as does a spend
-        by hand that does not state its ``relation``.
+        by hand that does not state its ``relation``. For a group-by, pass ``by=`` to the statistic
+        (:mod:`dpstats.groups`): one release over the keys, whose sensitivity counts both keys a replaced unit moves.
 
         Examples
         --------
@@ -608,7 +609,26 @@ class ParallelBlock:
         self.close()
 
 
-class _Branch:
+class _Forwarding:
+    """An accountant for one mechanism call that records through another (its ``record`` says how)."""
+
+    _accountant: Accountant | _Forwarding
+
+    def record(
+        self, mechanism: str, events, *, note: str = "", proven: bool = True, noise=(), relation: str | None = None
+    ) -> LedgerEntry:
+        raise NotImplementedError  # pragma: no cover - interface
+
+    def spend(
+        self, epsilon: float, delta: float = 0.0, *, mechanism: str = "", note: str = "", relation: str | None = None
+    ) -> None:
+        self.record(mechanism, [_generic_event(epsilon, delta)], note=note, relation=relation)
+
+    def refuse(self, mechanism: str, reason: str) -> None:
+        self._accountant.refuse(mechanism, reason)
+
+
+class _Branch(_Forwarding):
     """One part of a parallel block: spends go to the parent's block (an accountant for one mechanism call)."""
 
     def __init__(self, accountant: Accountant, block: int, part: int) -> None:
@@ -621,16 +641,46 @@ class _Branch:
             mechanism, events, note=note, proven=proven, noise=noise, relation=relation, _slot=(self._block, self._part)
         )
 
-    def spend(
-        self, epsilon: float, delta: float = 0.0, *, mechanism: str = "", note: str = "", relation: str | None = None
-    ) -> None:
-        self.record(mechanism, [_generic_event(epsilon, delta)], note=note, relation=relation)
-
-    def refuse(self, mechanism: str, reason: str) -> None:
-        self._accountant.refuse(mechanism, reason)
-
     def __repr__(self) -> str:
         return f"<branch {self._part + 1} of parallel block {self._block + 1} of {self._accountant!r}>"
+
+
+class _Pending(_Forwarding):
+    """An accountant for one mechanism call that owes a release made before it (:func:`with_pending`)."""
+
+    def __init__(self, accountant, events: tuple, note: str) -> None:
+        self._accountant, self._events, self._note = accountant, events, note
+
+    def record(
+        self, mechanism: str, events, *, note: str = "", proven: bool = True, noise=(), relation: str | None = None
+    ) -> LedgerEntry:
+        owed, self._events = self._events, ()
+        note = "; ".join(n for n in (self._note if owed else "", note) if n)
+        return self._accountant.record(
+            mechanism, [*owed, *events], note=note, proven=proven, noise=noise, relation=relation
+        )
+
+    def __repr__(self) -> str:
+        return f"<{self._accountant!r}, owing {len(self._events)} event(s)>"
+
+
+def with_pending(accountant, events, *, note: str = ""):
+    """``accountant`` (None stays None) for a mechanism call that must also pay for ``events``: a release computed
+    just before it, inside the same call, that is used by the mechanism and never returned on its own (a private
+    norm bound that rescales the rows, :func:`dpstats.preprocessing.to_unit_rows`).
+
+    The mechanism's first charge records its events and ``events`` as one ledger entry (``note`` first), so both
+    are checked against the budget together, before the mechanism draws any noise: if they do not fit, or if the
+    mechanism raises before it charges (invalid input), nothing is recorded and nothing is released — the earlier
+    release was only an input of the call. Later charges of the same call record their own events only.
+    """
+    check_accountant(accountant)
+    if accountant is None:
+        return None
+    events = tuple(events)
+    if not all(isinstance(e, Event) for e in events):
+        raise ParameterError("with_pending needs dpstats.accounting events")
+    return _Pending(accountant, events, note)
 
 
 def _generic_event(epsilon: float, delta: float) -> Event:
@@ -660,7 +710,7 @@ def check_accountant(accountant):
     Mechanisms call this first, with their other argument checks, so a wrong
     type fails before any work is done.
     """
-    if accountant is not None and not isinstance(accountant, Accountant | _Branch):
+    if accountant is not None and not isinstance(accountant, Accountant | _Forwarding):
         raise ParameterError(
             f"accountant must be a dpstats.Accountant (or a branch of Accountant.parallel) or None; "
             f"got {type(accountant).__name__}"

@@ -74,6 +74,7 @@ __all__ = [
     "Gaussian",
     "Laplace",
     "PureDP",
+    "composed_gaussian",
     "event_from_dict",
 ]
 
@@ -253,9 +254,14 @@ class Gaussian(Event):
 
     ``repeat`` adaptive compositions of the same Gaussian (the noisy power
     method's iterations) are exactly one Gaussian with multiplier
-    σ_eff/(Δ₂√repeat). ``failure`` is an extra δ for releases whose sensitivity
-    bound holds only with probability 1 − ``failure`` (Hardt & Roth's range
-    finder); it adds to δ under every rule.
+    σ_eff/(Δ₂√repeat). ``failure`` is an extra δ for releases that are the
+    Gaussian mechanism only with probability at least 1 − ``failure``: whose
+    sensitivity bound holds only with that probability (Hardt & Roth's range
+    finder), or whose output distribution is a mixture, with weight at least
+    1 − ``failure``, of the Gaussian mechanism's and anything else (private
+    partition selection, :mod:`dpstats.noise.selection`). Mixtures of that
+    kind compose into a mixture of the composed Gaussians with weight at least
+    Π(1 − failure_i), so ``failure`` adds to δ under every rule.
     """
 
     kind: ClassVar[str] = "gaussian"
@@ -304,6 +310,33 @@ class Gaussian(Event):
         kind = "discrete Gaussian" if self.discrete else "Gaussian"
         times = f" x{self.repeat}" if self.repeat != 1 else ""
         return f"{kind} σ/Δ2={self.noise_multiplier:.4g}{times}"
+
+
+def composed_gaussian(events, epsilon: float, delta: float) -> Gaussian:
+    """One Gaussian event for several Gaussian releases made by one call, calibrated together to (ε, δ).
+
+    Gaussian mechanisms compose exactly, adaptively too, into one Gaussian mechanism whose multiplier μ satisfies
+    1/μ² = Σ 1/μ_i² (each μ_i the :attr:`Gaussian.combined_multiplier` of a part, which accounts for discrete
+    noise and repetitions; Dong, Roth & Su 2022, Corollary 3.3). The result is that single mechanism, with μ
+    rounded down (exact rational arithmetic) and the parts' failure probabilities added. Its label is (ε, δ) when
+    the exact condition of Balle & Wang (2018) holds at μ for ε and δ minus the failure probability (checked with 60
+    digits), else the smallest ε that does at δ: never understated. So every composition rule sees the parts as
+    the one (ε, δ) release they were calibrated to be (make the parts with
+    :func:`dpstats.noise.release.make_noise`'s ``share``).
+    """
+    from .gaussian import exact_gaussian_privacy_gap, gaussian_epsilon
+
+    events = tuple(events)
+    if not events or not all(isinstance(e, Gaussian) for e in events):
+        raise ParameterError("composed_gaussian takes one or more Gaussian events")
+    inverse = sum((1 / Fraction(e.combined_multiplier) ** 2 for e in events), Fraction(0))
+    multiplier = math.sqrt(float(1 / inverse))
+    while Fraction(multiplier) ** 2 * inverse > 1:
+        multiplier = math.nextafter(multiplier, 0.0)
+    failure = float_up(sum((Fraction(e.failure) for e in events), Fraction(0)))
+    if not exact_gaussian_privacy_gap(multiplier, 1.0, epsilon) <= delta - failure:
+        epsilon = gaussian_epsilon(multiplier, delta - failure)
+    return Gaussian(epsilon, delta, sigma=multiplier, sensitivity=1.0, failure=failure)
 
 
 _KINDS: dict[str, type[Event]] = {cls.kind: cls for cls in (PureDP, ApproxDP, Exponential, Laplace, Gaussian)}

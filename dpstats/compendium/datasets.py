@@ -52,6 +52,7 @@ __all__ = [
     "load_images",
     "load_mnist",
     "make_low_rank",
+    "make_skewed_norms",
     "make_synthetic_pca",
     "make_transactions",
     "make_two_class_gaussian",
@@ -422,6 +423,42 @@ def make_synthetic_pca(n: int = 60000, d: int = 100, k: int = 10, *, rng=None) -
     cov = synthetic_pca_covariance(d, k)
     L = np.linalg.cholesky(cov)
     return check_rng(rng).standard_normal((n, cov.shape[0])) @ L.T
+
+
+def make_skewed_norms(n: int = 50_000, d: int = 200, *, levels: int = 4, steepness: float = 3.0, rng=None):
+    """The skewed synthetic data of Dong, Liang & Yi (NeurIPS 2022, Section 6): rows of norm <= 1, most of them short.
+
+    The directions are those of correlated Gaussian rows (N(0, I) rows times a d × d matrix of uniform [0, 1)
+    entries, then centred); the norms are set to 2^-(levels−1), …, 1/2, 1, the shortest for most rows: a share
+    proportional to 1/1^s, 1/2^s, …, 1/levels^s (Zipf's law with steepness s) of the rows gets each norm, in that
+    order. ``levels=1`` gives every row norm 1 (the paper's worst case, trace 1 after dividing by n). The norm
+    bound 1 is public; the trace of XᵀX/n is about Σ_l p_l 4^-(levels−l).
+
+    Parameters
+    ----------
+    n, d : int
+    levels : int, default 4
+        Number of distinct norms (the paper's N).
+    steepness : float, default 3
+        Zipf's exponent s: the larger, the more rows are short.
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of shape (n, d), float64
+        Rows in a random order.
+    """
+    n, d, levels = check_int(n, "n"), check_int(d, "d"), check_int(levels, "levels")
+    steepness = check_positive(steepness, "steepness")
+    gen = check_rng(rng)
+    X = gen.standard_normal((n, d)) @ gen.uniform(0.0, 1.0, (d, d))
+    X -= X.mean(axis=0)
+    weights = 1.0 / np.arange(1, levels + 1) ** steepness
+    counts = np.floor(n * np.cumsum(weights) / weights.sum()).astype(np.int64)
+    counts[-1] = n
+    norms = np.repeat(2.0 ** -np.arange(levels - 1, -1, -1), np.diff(np.concatenate([[0], counts])))
+    X *= (norms[gen.permutation(n)] / np.linalg.norm(X, axis=1))[:, None]
+    return X
 
 
 def make_two_class_gaussian(

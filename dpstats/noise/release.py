@@ -301,6 +301,7 @@ def make_noise(
     noise: str = "exact",
     calibration: str = "analytic",
     repeat: int = 1,
+    share: Fraction | int = 1,
     failure: float = 0.0,
     grid_bits: int = GRID_BITS,
 ) -> Noise:
@@ -330,6 +331,13 @@ def make_noise(
         Number of Gaussian releases of this statistic's kind (the power method's iterations) that together must
         be (ε, δ)-DP: L Gaussians with multiplier μ compose exactly into one with μ/√L, so each gets √L times
         the σ of a single (ε, δ) release.
+    share : Fraction, default 1
+        The part 0 < w <= 1 of one Gaussian (ε, δ) budget that this release gets (Gaussian only): σ is √(1/w)
+        times the σ of a whole (ε, δ) release, i.e. its multiplier μ/√w. Gaussian releases made together whose
+        shares sum to at most 1 compose exactly, adaptively too, into one Gaussian mechanism with multiplier at
+        least μ (1/μ_total² = Σ w_i/μ² <= 1/μ²): they are (ε, δ)-DP together. Each part's event keeps the label
+        (ε, δ), which overstates its own cost; charge the parts as one event,
+        :func:`dpstats.accounting.events.composed_gaussian`.
     failure : float, default 0
         Probability that the sensitivity bound fails (added to δ; Gaussian only).
     grid_bits : int, default GRID_BITS
@@ -343,21 +351,40 @@ def make_noise(
         ``.event`` to charge before drawing, ``.apply(statistic, rng)`` to release.
     """
     check_choice(noise, "noise", NOISE)
+    spread = _spread(repeat, share, delta)
     if noise == "float" or calibration == "classic":
-        return _float_noise(epsilon, delta, sensitivity, changed, calibration, repeat, failure)
+        return _float_noise(epsilon, delta, sensitivity, changed, calibration, repeat, failure, spread)
     if delta == 0:
         return _laplace_grid(epsilon, sensitivity, changed, unit, slack)
-    return _gaussian_grid(epsilon, delta, sensitivity, changed, unit, slack, repeat, failure, grid_bits)
+    return _gaussian_grid(epsilon, delta, sensitivity, changed, unit, slack, repeat, failure, grid_bits, spread)
 
 
-def _float_noise(epsilon, delta, sensitivity, changed, calibration, repeat, failure) -> Noise:
+def _spread(repeat: int, share, delta: float) -> float:
+    """√(repeat/share): the factor on a single (ε, δ) release's σ (1 for one whole release). For a share below 1 it
+    is rounded up; √repeat of a whole share is the correctly rounded root, whose last-bit rounding the discrete
+    Gaussian's added σ₁² in variance covers (:func:`dpstats.noise.calibration.discrete_gaussian_sigma`)."""
+    share = Fraction(share)
+    if not 0 < share <= 1:
+        raise ParameterError(f"share must be a fraction of a budget, 0 < share <= 1; got {share}")
+    if share == 1:
+        return math.sqrt(repeat)
+    if delta == 0:
+        raise ParameterError("share applies to Gaussian noise (delta > 0) only")
+    ratio = Fraction(repeat) / share
+    factor = math.sqrt(float(ratio))
+    while Fraction(factor) ** 2 < ratio:
+        factor = math.nextafter(factor, math.inf)
+    return factor
+
+
+def _float_noise(epsilon, delta, sensitivity, changed, calibration, repeat, failure, spread) -> Noise:
     _warn_float_noise(stacklevel=5)
     if delta == 0:
         scale = laplace_scale(sensitivity, epsilon)
         return _FloatNoise(Laplace.calibrated(scale, sensitivity, coordinates=changed), "laplace", scale)
-    sigma = gaussian_sigma(sensitivity, epsilon, delta - failure, calibration) * math.sqrt(repeat)
+    sigma = gaussian_sigma(sensitivity, epsilon, delta - failure, calibration) * spread
     if calibration == "classic":  # proven for ε < 1 only: the ledger is charged what this σ gives, if more
-        multiplier = sigma / sensitivity / math.sqrt(repeat) if sensitivity > 0 else math.inf
+        multiplier = sigma / sensitivity / spread if sensitivity > 0 else math.inf
         epsilon = max(epsilon, gaussian_epsilon(multiplier / ROUND_UP, delta - failure))
     event = Gaussian(epsilon, delta, sigma=sigma, sensitivity=sensitivity, repeat=repeat, failure=failure)
     return _FloatNoise(event, "gaussian", sigma)
@@ -421,11 +448,11 @@ def _coarser(grid: Fraction, sensitivity: float, changed: int, epsilon: float) -
     return grid * 2, True
 
 
-def _gaussian_grid(epsilon, delta, sensitivity, changed, unit, slack, repeat, failure, bits) -> Noise:
+def _gaussian_grid(epsilon, delta, sensitivity, changed, unit, slack, repeat, failure, bits, spread) -> Noise:
     grid, rounds = _grid(sensitivity / math.sqrt(changed), unit, bits)
     while True:
         integer_sensitivity = _integer_l2(sensitivity, changed, grid, rounds, slack)
-        sigma = discrete_gaussian_sigma(integer_sensitivity, epsilon, delta - failure) * math.sqrt(repeat)
+        sigma = discrete_gaussian_sigma(integer_sensitivity, epsilon, delta - failure) * spread
         if sigma <= _MAX_GAUSSIAN_SIGMA:
             break
         grid, rounds = _coarser(grid, sensitivity, changed, epsilon)

@@ -142,6 +142,7 @@ def releases() -> dict:
             dps.estimators.DPLinearSVC(epsilon=1.0, lam=0.01, classes=[-1, 1], random_state=34).fit(X, y).coef_
         ),
         "ledger": _ledger,
+        "ledger_dong": _ledger_dong,
         "mean_units": lambda: dps.mean(x, 1.0, bounds=(0, 1), privacy_unit=x_units, max_rows=3, rng=60),
         "variance_units": lambda: dps.variance(
             M, 1.0, 1e-6, bounds=(0, [1, 10, 100]), axis=0, privacy_unit=M_units, max_rows=2, rng=61
@@ -161,7 +162,21 @@ def releases() -> dict:
         "amin_eigen": lambda: np.concatenate([np.ravel(a) for a in dps.amin_eigen(X, 1.0, rank=2, rng=122)]),
         "pca_amin": lambda: dps.pca(X, 2, 1.0, mechanism="amin", rng=123),
         "covariance_amin_units": lambda: dps.covariance(X, 1.0, privacy_unit=X_units, max_rows=4, rng=124),
+        "covariance_dong": lambda: dps.covariance_dong(X / 4, 1.0, 1e-6, rng=70),
+        "covariance_dong_separate": lambda: dps.covariance_dong(X, 1.0, 1e-6, algorithm="separate", rng=71),
+        "covariance_dong_float": lambda: dps.covariance_dong(
+            X, 1.0, 1e-6, algorithm="separate", eigenvalues="spectrum", noise="float", rng=72
+        ),
+        "pca_dong": lambda: dps.pca_dong(X, 2, 1.0, 1e-6, rng=73),
+        "pca_dong_units": lambda: dps.pca(X, 2, 1.0, mechanism="dong", privacy_unit=X_units, max_rows=4, rng=74),
+        "private_norm_bound": lambda: dps.preprocessing.private_norm_bound(M, 1.0, rng=75),
+        "pca_private_bound": lambda: dps.pca(M, 2, 1.0, norm_bound="private", rng=76),
+        "cca_private_bound": lambda: dps.cca(X * 30, Y * 30, 2, 1.0, 1e-6, norm_bound="private", rng=77),
+        "estimator_pca_dong_private": lambda: (
+            dps.estimators.DPPCA(2, mechanism="dong", norm_bound="private", random_state=78).fit(M).components_
+        ),
     }
+    cases.update(_grouped())
     import dask.array as da
 
     Xd, yd, xd = da.from_array(X, chunks=97), da.from_array(y, chunks=97), da.from_array(x, chunks=61)
@@ -175,9 +190,81 @@ def releases() -> dict:
             "dask_svm": lambda: dps.svm(Xd, yd, 1.0, lam=0.01, rng=55),
             "dask_low_rank": lambda: dps.low_rank(da.from_array(A, chunks=30), 2, 1.0, 1e-6, bounds=(0, 1), rng=56),
             "dask_covariance_amin": lambda: dps.covariance(Xd, 1.0, rng=125),
+            "dask_covariance_dong": lambda: dps.covariance_dong(Xd / 4, 1.0, 1e-6, rng=57),
         }
     )
     return cases
+
+
+def _visits():
+    """A table of visits with a long tail of rare pages: 2,000 rows of 300 people (issue "Group-by")."""
+    import pandas as pd
+
+    rng = np.random.default_rng(20261127)
+    n = 2000
+    return pd.DataFrame(
+        {
+            "person": rng.integers(0, 300, n),
+            "page": np.char.add("p", (rng.zipf(1.5, n) % 60).astype(str)),
+            "seconds": rng.uniform(0, 120, n).round(1),
+            "clicks": rng.integers(0, 10, n).astype(float),
+        }
+    )
+
+
+def _grouped() -> dict:
+    """Grouped releases: keys selected privately (each selection policy) or public, with and without units."""
+    visits = _visits()
+    pages, people, seconds = visits["page"].to_numpy(), visits["person"].to_numpy(), visits["seconds"].to_numpy()
+    units = dict(privacy_unit="person", max_rows=2, max_groups=3)
+    bounds = {"seconds": (0, 120), "clicks": (0, 10)}
+    import dask.dataframe as dd
+
+    lazy = dd.from_pandas(visits, npartitions=3)
+    return {
+        "histogram_keys": lambda: dps.histogram(pages, 1.0, 1e-6, rng=70),
+        "histogram_keys_units": lambda: dps.histogram(
+            pages, 1.0, 1e-6, privacy_unit=people, max_rows=1, max_groups=3, rng=71
+        ),
+        "histogram_keys_gaussian": lambda: dps.histogram(pages, 1.0, 1e-6, selection="gaussian", rng=72),
+        "histogram_keys_rows_per_unit": lambda: dps.histogram(
+            pages, 1.0, 1e-6, privacy_unit=people, max_rows=2, rng=79
+        ),
+        "count_by_units": lambda: dps.count(visits, 1.0, 1e-6, by="page", **units, rng=73),
+        "sum_by_categories": lambda: dps.sum(
+            visits[["page", "seconds"]], 1.0, by="page", categories=sorted(set(pages)), bounds=(0, 120), rng=74
+        ),
+        "mean_by_units": lambda: dps.mean(visits, 1.0, 1e-6, by="page", bounds=bounds, **units, rng=75),
+        "mean_by_rows_per_unit": lambda: dps.mean(
+            seconds, 1.0, 1e-6, by=pages, bounds=(0, 120), privacy_unit=people, max_rows=3, rng=76
+        ),
+        "variance_by_weights": lambda: dps.variance(
+            visits, 1.0, 1e-6, by="page", bounds=bounds, weights={"seconds": 1, "clicks": 2}, **units, rng=77
+        ),
+        "quantile_by": lambda: dps.quantile(seconds, 0.5, 1.0, bounds=(0, 120), by=pages, delta=1e-6, rng=78),
+        "dask_mean_by_units": lambda: dps.mean(lazy, 1.0, 1e-6, by="page", bounds=bounds, **units, rng=75),
+        "ledger_groups": lambda: _grouped_ledger(pages, people, seconds),
+    }
+
+
+def _grouped_ledger(pages, people, seconds):
+    acc = dps.Accountant(100.0, 1e-3)
+    dps.histogram(pages, 1.0, 1e-6, rng=80, accountant=acc)
+    dps.count(pages, 1.0, 1e-6, by=pages, privacy_unit=people, max_rows=1, max_groups=3, rng=81, accountant=acc)
+    dps.mean(
+        seconds,
+        1.0,
+        1e-6,
+        by=pages,
+        bounds=(0, 120),
+        privacy_unit=people,
+        max_rows=2,
+        max_groups=3,
+        rng=82,
+        accountant=acc,
+    )
+    dps.quantile(seconds, 0.5, 1.0, bounds=(0, 120), by=pages, delta=1e-6, rng=83, accountant=acc)
+    return acc
 
 
 def _ledger():
@@ -193,6 +280,15 @@ def _ledger():
     dps.svm(X, y, 1.0, lam=0.01, rng=47, accountant=acc)
     dps.cca(X / 1.5, Y / 1.5, 2, 1.0, 1e-6, rng=48, accountant=acc)
     dps.low_rank(A, 2, 1.0, 1e-6, bounds=(0, 1), rng=49, accountant=acc)
+    return acc
+
+
+def _ledger_dong():
+    x, M, X, y, Y, A, words = _data()
+    acc = dps.Accountant(100.0, 1e-3)
+    dps.covariance_dong(X, 1.0, 1e-6, rng=80, accountant=acc)
+    dps.covariance_dong(X, 1.0, 1e-6, algorithm="separate", rng=81, accountant=acc)
+    dps.pca(M, 2, 1.0, norm_bound="private", rng=82, accountant=acc)
     return acc
 
 
