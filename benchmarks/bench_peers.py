@@ -7,19 +7,18 @@ diffprivlib runs in a child process with a time limit: its Bingham rejection ste
 (uᵀΩu)^{d/2} where it should multiply, so at large n·ε it may never accept; "did not finish"
 is then the result.
 
-Logistic regression (issue 4): diffprivlib's ``LogisticRegression(epsilon=1, data_norm=1)`` (its default
-C = 1, i.e. λ = 1/(nC); objective perturbation through its ``Vector`` mechanism, unpenalised intercept,
-L-BFGS with ``tol=1e-4``) and the same with ``C = 1/(nλ)`` (the objective dpstats minimises), against
+Logistic regression (issue 4): diffprivlib's ``LogisticRegression(epsilon=1, data_norm=1)`` (its default C =
+1, i.e. λ = 1/(nC); objective perturbation through its ``Vector`` mechanism, unpenalised intercept, L-BFGS
+with ``tol=1e-4``) and the same with ``C = 1/(nλ)`` (the objective dpstats minimises), against
 ``DPLogisticRegression`` with ``method="objective"`` and ``"output"`` (both pure ε = 1; dpstats takes a fixed,
-public number of gradient steps whose distance to the exact minimiser is bounded, which the privacy proofs need). Data: two Gaussian classes (means ±0.15 along
-a fixed unit direction, per-coordinate sd 0.1, Bayes accuracy Φ(1.5) ≈ 93.3 %), rows mapped to norm <= 1
-by the fixed map x/max(1, ‖x‖) (public, data-independent; it touches ~0.02 % of rows), a held-out test set
-of the same size. λ = 10(d + 1)/(nε), fixed in advance from public n, d, ε (not tuned on any data): it
-makes the output-perturbation noise norm 2(d + 1)/(nλε) = 0.2 in expectation and keeps objective
-perturbation's ε′ close to ε. Each of ``repeats`` seeds draws new data and new noise; the four fits run
-interleaved within each seed (after one uncounted warm-up round); medians over seeds are reported.
-Without diffprivlib (the runtime environment) only the dpstats rows run.
-"""
+public number of gradient steps whose distance to the exact minimiser is bounded, which the privacy proofs
+need). Data: two Gaussian classes (means ±0.15 along a fixed unit direction, per-coordinate sd 0.1, Bayes
+accuracy Φ(1.5) ≈ 93.3 %), rows mapped to norm <= 1 by the fixed map x/max(1, ‖x‖) (public, data-independent;
+it touches ~0.02 % of rows), a held-out test set of the same size. λ = 10(d + 1)/(nε), fixed in advance from
+public n, d, ε (not tuned on any data): it makes the output-perturbation noise norm 2(d + 1)/(nλε) = 0.2 in
+expectation and keeps objective perturbation's ε′ close to ε. Each of ``repeats`` seeds draws new data and new
+noise; the four fits run interleaved within each seed (after one uncounted warm-up round); medians over seeds
+are reported. Without diffprivlib (the runtime environment) only the dpstats rows run. """
 
 from __future__ import annotations
 
