@@ -18,7 +18,7 @@ it touches ~0.02 % of rows), a held-out test set of the same size. λ = 10(d + 1
 public n, d, ε (not tuned on any data): it makes the output-perturbation noise norm 2(d + 1)/(nλε) = 0.2 in
 expectation and keeps objective perturbation's ε′ close to ε. Each of ``repeats`` seeds draws new data and new
 noise; the four fits run interleaved within each seed (after one uncounted warm-up round); medians over seeds
-are reported. Without diffprivlib (the runtime environment) only the dpstats rows run. """
+are reported. Without diffprivlib (the runtime environment) only the dpstats rows run."""
 
 from __future__ import annotations
 
