@@ -744,3 +744,47 @@ def test_a_release_far_over_the_budget_is_refused_without_building_its_distribut
             dps.mean([0.1, 0.5], 2000.0, delta, bounds=(0, 1), rng=0, accountant=acc)
         assert event_pld.cache_info().misses == 0
     assert len(acc.ledger) == 1
+
+
+def _distributions_for_epsilon_from_delta():
+    """dp_accounting distributions of every shape the accountant composes, built on demand: symmetric and not, dense
+    and sparse, one event and hundreds, and one whose largest loss underflows e^{−loss} (dp_accounting's loop
+    returns early there, and so does the vectorised walk, by handing over to it)."""
+    from dp_accounting.pld import common
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    def gaussian():
+        return pld.from_gaussian_mechanism(3.0, value_discretization_interval=1e-4)
+
+    def pure(epsilon, delta):
+        return pld.from_privacy_parameters(common.DifferentialPrivacyParameters(epsilon, delta), 1e-4)
+
+    def mixed():
+        discrete = pld.from_discrete_laplace_mechanism(0.5, sensitivity=2, value_discretization_interval=1e-4)
+        return gaussian().compose(discrete).compose(pure(0.5, 1e-7)).self_compose(200)
+
+    return {
+        "gaussian": gaussian,
+        "laplace x 300": lambda: pld.from_laplace_mechanism(2.0, value_discretization_interval=1e-4).self_compose(300),
+        "mixed x 200": mixed,
+        "subsampled (add and remove differ)": lambda: pld.from_gaussian_mechanism(
+            1.0, sampling_prob=0.1, value_discretization_interval=1e-4
+        ).self_compose(50),
+        "pure eps = 700, twice (e^-loss underflows)": lambda: pure(700.0, 0.0).compose(pure(700.0, 0.0)),
+    }
+
+
+@pytest.mark.parametrize("name", list(_distributions_for_epsilon_from_delta()))
+def test_epsilon_for_delta_is_dp_accountings_raised_by_the_margin_never_below(name):
+    """The vectorised walk (pld.epsilon_for_delta) gives dp_accounting's own get_epsilon_for_delta up to the relative
+    margin 2^-42 it adds, and never less (both infinite where no finite ε has δ; both 0 where ε = 0 suffices)."""
+    from dpstats.accounting.pld import epsilon_for_delta
+
+    distribution = _distributions_for_epsilon_from_delta()[name]()
+    for delta in (1e-12, 1e-7, 1e-5, 1e-3, 0.1, 0.5, 0.999):
+        theirs = float(distribution.get_epsilon_for_delta(delta))
+        ours = epsilon_for_delta(distribution, delta)
+        if math.isinf(theirs) or theirs == 0.0:
+            assert ours == theirs, delta
+        else:
+            assert theirs <= ours <= theirs * (1 + 2.0**-41), delta

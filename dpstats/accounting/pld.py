@@ -29,6 +29,16 @@ every :data:`CHUNK`-th (the chunk's tree, and one convolution into the composed 
 Only the events' distributions, ``compose``, ``self_compose``, ``get_delta_for_epsilon`` and
 ``get_epsilon_for_delta`` of dp_accounting are used, so the result is what dp_accounting computes for the same
 events from scratch, up to the order of floating-point operations (checked in the tests and the benchmarks).
+
+**ε from δ, vectorised.** dp_accounting's ``get_epsilon_for_delta`` walks the support from the largest loss down in
+a Python loop until the running masses show that ε lies above the current loss (86,000 steps, 0.1 s, at 10,000
+releases: most of the time of a reading). :func:`epsilon_for_delta` computes the same running masses as cumulative
+sums over the dense probability vector, finds the same stopping point, and applies the same closing formula
+ε = log((μ_upper − δ)/μ_lower), then raises it by a relative :data:`_EPSILON_MARGIN` so that the rounding
+differences between the two (NumPy's exp and log) never put it
+below dp_accounting's value. It reads the dense distribution's fields (``_probs``, ``_lower_loss``,
+``_discretization``, ``_infinity_mass``); where a version of dp_accounting lacks them, or a case the loop handles
+specially arises (a loss whose exp underflows), dp_accounting's own method answers.
 """
 
 from __future__ import annotations
@@ -36,6 +46,8 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterable
+
+import numpy as np
 
 from .events import PLD_DISCRETIZATION, Event, Gaussian
 
@@ -48,11 +60,68 @@ CHUNK = 256
 # Where the hockey-stick test δ(ε) <= δ_budget is too close to call in floating point, ε is computed instead.
 _CLOSE = 1e-6
 
+# :func:`epsilon_for_delta` raises its ε by this much (relative): far above the rounding differences between its
+# cumulative sums and dp_accounting's loop (about 1e-15), far below anything an accountant decides on.
+_EPSILON_MARGIN = 2.0**-42
+
+# Losses per block of the walk of :func:`_dense_epsilon_for_delta` (the loop it replaces stops early: so does it).
+_WALK_BLOCK = 1 << 14
+
 
 @functools.lru_cache(maxsize=512)
 def event_pld(event: Event):
     """An event's privacy-loss distribution, built once (events are immutable)."""
     return event.pld(PLD_DISCRETIZATION)
+
+
+def epsilon_for_delta(distribution, delta: float) -> float:
+    """dp_accounting's ``distribution.get_epsilon_for_delta(delta)``, computed by cumulative sums instead of its
+    Python loop (module docstring, "ε from δ, vectorised"): never below it, and above by a relative 2^-42 at most
+    (plus rounding)."""
+    pmfs = [distribution._pmf_remove] if distribution._symmetric else [distribution._pmf_remove, distribution._pmf_add]
+    try:
+        return max(_dense_epsilon_for_delta(pmf.to_dense_pmf(), delta) for pmf in pmfs)
+    except (AttributeError, _LoopCase):
+        return float(distribution.get_epsilon_for_delta(delta))
+
+
+class _LoopCase(Exception):
+    """A case that :func:`_dense_epsilon_for_delta` leaves to dp_accounting's loop."""
+
+
+def _dense_epsilon_for_delta(pmf, delta: float) -> float:
+    """ε at ``delta`` of one dense privacy-loss pmf, by the rule of dp_accounting's ``_get_epsilon_for_delta``:
+    walking the losses from the largest down, with μ_upper (the mass above, infinite loss included) and μ_lower
+    (Σ e^{−loss}·prob above), stop before the first loss ℓ with μ_upper > δ, μ_lower > 0 and
+    log((μ_upper − δ)/μ_lower) >= ℓ; then ε = 0 if μ_upper <= μ_lower + δ, else log((μ_upper − δ)/μ_lower).
+
+    The walk goes in blocks of :data:`_WALK_BLOCK` losses from the top, each block's running sums and losses
+    continued from the last block's by sequential cumulative sums: the same additions in the same order as the loop
+    (whose losses are a running sum too), so only NumPy's exp and log can differ from it, in the last bit."""
+    infinity = float(pmf._infinity_mass)
+    if infinity > delta:
+        return math.inf
+    probs = np.asarray(pmf._probs, dtype=np.float64)[::-1]
+    step = -float(pmf._discretization)
+    loss, upper, lower = (pmf._lower_loss + probs.size - 1) * pmf._discretization - step, infinity, 0.0
+    for start in range(0, probs.size, _WALK_BLOCK):
+        block = probs[start : start + _WALK_BLOCK]
+        losses = np.cumsum(np.concatenate(([loss], np.full(block.size, step))))[1:]
+        lower_terms = np.exp(-losses) * block
+        if np.any((lower_terms == 0.0) & (block > 0.0)):
+            raise _LoopCase  # e^{−loss} underflows: the loop's early return applies
+        uppers = np.cumsum(np.concatenate(([upper], block)))  # before each loss, and after the last
+        lowers = np.cumsum(np.concatenate(([lower], lower_terms)))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.log((uppers[:-1] - delta) / lowers[:-1])
+        stop = (uppers[:-1] > delta) & (lowers[:-1] > 0) & (ratio >= losses)
+        at = int(np.argmax(stop)) if stop.any() else block.size
+        loss, upper, lower = float(losses[-1]), float(uppers[at]), float(lowers[at])
+        if at < block.size:
+            break
+    if upper <= lower + delta:
+        return 0.0
+    return math.log((upper - delta) / lower) * (1.0 + _EPSILON_MARGIN)
 
 
 def free(event: Event) -> bool:
@@ -167,7 +236,7 @@ class ComposedPld:
     def epsilon(self, delta: float, extra: Iterable[Event] = ()) -> float:
         """ε at ``delta`` of the events so far and ``extra`` (``extra`` is not kept)."""
         distribution = self._distribution(_kept(extra))
-        return 0.0 if distribution is None else float(distribution.get_epsilon_for_delta(delta))
+        return 0.0 if distribution is None else epsilon_for_delta(distribution, delta)
 
     def fits(self, epsilon: float, delta: float, extra: Iterable[Event] = ()) -> bool:
         """Whether the events so far and ``extra`` are (``epsilon``, ``delta``)-DP by this distribution: exactly
@@ -181,7 +250,7 @@ class ComposedPld:
             return True
         if at_budget > delta * (1.0 + _CLOSE):
             return False
-        return float(distribution.get_epsilon_for_delta(delta)) <= epsilon
+        return epsilon_for_delta(distribution, delta) <= epsilon
 
 
 def _kept(events: Iterable[Event]) -> list[Event]:
