@@ -342,3 +342,105 @@ def test_dask_bounds_units_on_the_cluster_and_gives_the_numpy_release():
     assert abs(abs(float(V_dask[:, 0] @ V_numpy[:, 0])) - 1) < 1e-6
     with pytest.raises(dps.OutOfBoundsError):
         dps.mean(da.from_array(VALUES + 20, chunks=700), 1.0, bounds=(0, 10), privacy_unit=ids, max_rows=5, rng=4)
+
+
+# ----------------------------------------------------------------------------- identifiers: one rule, every engine
+
+
+def _object_ids(values):
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+# Unit 7 has 20 rows of value 10, written half as the int 7 and half as the float 7.0 (or 0 as 0.0 and -0.0);
+# 30 other units have one row of value 0: with max_rows=2, the sum is at most 2·10 = 20 (it was 40 on Dask).
+SPLIT_IDS = {
+    "int and float": _object_ids([7] * 10 + [7.0] * 10 + list(range(100, 130))),
+    "zero and minus zero": np.r_[np.where(np.arange(20) % 2, -0.0, 0.0), np.arange(100.0, 130.0)],
+}
+SPLIT_VALUES = np.r_[np.full(20, 10.0), np.zeros(30)]
+
+
+@pytest.mark.parametrize("kind", sorted(SPLIT_IDS))
+@pytest.mark.parametrize("chunks", [50, 13])
+def test_dask_identifiers_are_canonical_like_numpy_ones(kind, chunks):
+    import dask
+    import dask.array as da
+
+    ids = SPLIT_IDS[kind]
+    x, lazy_ids = da.from_array(SPLIT_VALUES, chunks=chunks), da.from_array(ids, chunks=chunks)
+    with dask.config.set(scheduler="sync"):
+        for release in (
+            lambda v, u: dps.sum(v, 1e6, bounds=(0, 10), privacy_unit=u, max_rows=2, rng=0),
+            lambda v, u: dps.mean(v, 1e6, bounds=(0, 10), privacy_unit=u, max_rows=2, rng=0),
+            lambda v, u: dps.count(v, 1.0, privacy_unit=u, max_rows=1),
+            lambda v, u: dps.count(v, 1.0, privacy_unit=u, max_rows=3, rng=0),
+        ):
+            assert release(x, lazy_ids) == release(SPLIT_VALUES, ids)
+        assert abs(dps.sum(x, 1e6, bounds=(0, 10), privacy_unit=lazy_ids, max_rows=2, rng=0) - 20) < 1e-3
+        assert dps.count(x, 1.0, privacy_unit=lazy_ids, max_rows=1) == 31
+
+
+@pytest.mark.parametrize(
+    "name,call",
+    [
+        ("count", lambda x, u, a: dps.count(x, 1.0, privacy_unit=u, max_rows=3, rng=0, accountant=a)),
+        ("count m=1", lambda x, u, a: dps.count(x, 1.0, privacy_unit=u, max_rows=1, accountant=a)),
+        ("mean", lambda x, u, a: dps.mean(x, 1.0, bounds=(0, 10), privacy_unit=u, max_rows=3, rng=0, accountant=a)),
+        (
+            "mean by",
+            lambda x, u, a: dps.mean(
+                x, 1.0, 1e-6, by=LABELS, bounds=(0, 10), privacy_unit=u, max_rows=3, rng=0, accountant=a
+            ),
+        ),
+    ],
+)
+def test_dask_refuses_missing_identifiers_like_numpy(name, call):
+    import dask.array as da
+
+    ids = IDS.astype(np.float64)
+    ids[[5, 900, 2999]] = np.nan
+    for x, u in ((VALUES, ids), (da.from_array(VALUES, chunks=700), da.from_array(ids, chunks=700))):
+        acc = dps.Accountant(100.0, 1e-3)
+        with pytest.raises(DataValidationError, match="privacy_unit has 3 missing identifier"):
+            call(x, u, acc)
+        assert acc.ledger == []
+
+
+def test_dask_refuses_kinds_mixed_across_blocks():
+    """Each block is of one kind (strings, then integers); together they are not."""
+    import dask.array as da
+
+    ids = _object_ids(["a"] * 25 + list(range(25)))
+    for u in (ids, da.from_array(ids, chunks=25)):
+        with pytest.raises(DataValidationError, match="one kind"):
+            dps.count(SPLIT_VALUES, 1.0, privacy_unit=u, max_rows=1)
+
+
+def test_no_conversion_merges_two_identifiers():
+    """Identifiers are encoded injectively or refused: 2^53 and 2^53 + 1 beside a non-integer float (float64 would
+    merge them), 'a' and 'a\\x00' (NumPy strings drop trailing NULs)."""
+    big = _object_ids([2**53, 2**53 + 1, 0.5])
+    with pytest.raises(DataValidationError, match=r"privacy_unit mixes 1 integer\(s\) that float64 cannot hold"):
+        canonical_ids(big)
+    assert np.unique(canonical_ids(_object_ids([2**53, 2**53 + 1, 2.0]))).size == 3  # int64 holds them all
+    assert np.unique(canonical_ids(_object_ids([2**53, 2.0**60, 0.5]))).size == 3  # float64 holds them all
+    with pytest.raises(DataValidationError, match=r"1 identifier\(s\) ending in a NUL"):
+        canonical_ids(_object_ids(["a", "a\x00"]))
+    with pytest.raises(DataValidationError, match="by has 1 identifier"):
+        canonical_ids(_object_ids(["a", "b\x00"]), "by")
+    # the error counts, never prints, the identifiers
+    with pytest.raises(DataValidationError) as err:
+        canonical_ids(_object_ids([12345678901234567891, 0.25]))
+    assert "12345678901234567891" not in str(err.value) and "0.25" not in str(err.value)
+
+
+def test_byte_strings_are_identifiers_when_ascii_and_refused_otherwise():
+    assert canonical_ids(_object_ids([b"a", b"b", b"a"])).tolist() == ["a", "b", "a"]
+    assert canonical_ids(np.array([b"a", b"b"])).tolist() == ["a", "b"]
+    for bad in (np.array([b"\xff", b"b"]), _object_ids([b"\xff", b"b"])):
+        with pytest.raises(DataValidationError, match=r"privacy_unit has 1 byte string\(s\) that are not ASCII"):
+            canonical_ids(bad)
+    with pytest.raises(DataValidationError, match="one kind"):
+        canonical_ids(_object_ids([b"a", "a"]))

@@ -35,15 +35,21 @@ class Units:
     ids: object
     max_rows: int
 
-    def aligned(self, rows: int, lazy: bool) -> Units:
-        """The identifiers checked against the data's ``rows`` (a length mismatch raises); canonical on NumPy."""
+    def aligned(self, rows: int, lazy: bool = False) -> Units:
+        """The identifiers checked against the data's ``rows`` (a length mismatch raises) and canonical
+        (:func:`~dpstats._kernels.units.canonical_ids`; lazy identifiers by the same rule on the Dask engine,
+        :func:`~dpstats._engine.dask_engine.canonical_units`): missing or mixed identifiers raise here, on either
+        engine, before anything is read from the data. ``lazy`` (whether the data are lazy) does not matter: the
+        rule is the identifiers' own."""
         length = self.ids.shape[0]
         if length != rows:
             raise DataValidationError(
                 f"privacy_unit must have one identifier per row of the data ({rows} rows); got {length} identifiers"
             )
-        if lazy or is_lazy(self.ids):
-            return self
+        if is_lazy(self.ids):
+            from .dask_engine import canonical_units
+
+            return Units(canonical_units(self.ids), self.max_rows)
         return Units(canonical_ids(self.ids), self.max_rows)
 
 

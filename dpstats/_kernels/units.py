@@ -15,20 +15,35 @@ that differ in all rows of one unit and any key, the kept rows therefore differ 
 ``max_rows`` rows and in nothing else: every sensitivity "for one unit" is over at most ``max_rows`` rows, whatever
 the hash does. The hash's quality only affects which rows are dropped (the bias), never the guarantee.
 
-Units are grouped by exact equality of their identifiers (a sort), never by a hash, so no collision can merge two
-units. Identifiers are integers, floating-point numbers (NaN is a missing value), strings or booleans, all of one
-kind; ``None`` and NaN are refused.
+Units are grouped by exact equality of their canonical identifiers (a sort), never by a hash, so no collision can
+merge two units. Identifiers are integers, floating-point numbers, strings, ASCII byte strings or booleans, all of
+one kind; their canonical encoding (:func:`canonical_ids`) is injective, and what it cannot encode without merging
+two identifiers is refused (missing values, strings ending in NUL, integers that no one numeric type holds with the
+floats beside them). The rule is decided from counts over all identifiers (:func:`describe_ids`, :func:`id_target`),
+so the Dask engine, which describes its blocks and adds the descriptions, gives the same units as memory.
 """
 
 from __future__ import annotations
 
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..exceptions import DataValidationError
 
-__all__ = ["canonical_ids", "mix", "ranks_within", "row_hashes", "select_rows", "value_hashes"]
+__all__ = [
+    "IdSummary",
+    "canonical_ids",
+    "convert_ids",
+    "describe_ids",
+    "id_target",
+    "mix",
+    "ranks_within",
+    "row_hashes",
+    "select_rows",
+    "value_hashes",
+]
 
 _M1, _M2, _GOLDEN = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), np.uint64(0x9E3779B97F4A7C15)
 _S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
@@ -50,47 +65,167 @@ def mix(h: np.ndarray) -> np.ndarray:
 def canonical_ids(ids, name: str = "privacy_unit") -> np.ndarray:
     """The identifiers as a 1-D array of one comparable kind: int64, float64 (no NaN) or fixed-width unicode.
 
-    Equal identifiers stay equal (an int and the float of the same value are one unit; a string is never a
-    number). ``None``, NaN and mixed kinds raise a :class:`~dpstats.exceptions.DataValidationError` naming ``name``.
+    The encoding is injective: two identifiers share a canonical value only when they are equal as Python values
+    (an int and the float of the same value are one unit, -0.0 and 0.0 are one unit; a string is never a number,
+    and no two distinct identifiers are merged by a conversion). Identifiers are integers (booleans count as
+    0 and 1), floating-point numbers, strings, or ASCII byte strings, all of one kind. Integers and non-integer
+    floats together are compared as float64 when every integer is exactly a float64, as int64 when every float is
+    an int64 integer, and refused otherwise (:func:`describe_ids`, :func:`id_target`). Refused, with a
+    :class:`~dpstats.exceptions.DataValidationError` naming ``name`` and counting (never printing) the rows: missing
+    identifiers (None, NaN, NA), mixed kinds, other types, strings ending in a NUL character (NumPy's strings drop
+    it, which would merge them with the string without it), non-ASCII byte strings, and integers that neither
+    int64 nor float64 hold. The Dask engine applies the same rule block by block after reducing the blocks'
+    :func:`describe_ids`, so both engines give the same units.
     """
     values = np.asarray(ids)
     if values.ndim != 1:
         raise DataValidationError(f"{name} must be 1-D (one identifier per row); got shape {values.shape}")
-    if values.dtype == object:
-        values = _from_objects(values, name)
-    kind = values.dtype.kind
-    if kind == "b":
-        return values.astype(np.int64, copy=False)
-    if kind in "iu":
-        if kind == "u" and values.size and values.max() > np.iinfo(np.int64).max:
-            raise DataValidationError(f"{name} holds integers above 2^63 - 1; pass them as strings")
-        return values.astype(np.int64, copy=False)
+    return convert_ids(values, id_target(describe_ids(values), name))
+
+
+@dataclass(frozen=True)
+class IdSummary:
+    """What :func:`id_target` needs to know about some identifiers (counts only, never their values); summaries of
+    blocks add up to the summary of their concatenation."""
+
+    missing: int = 0
+    kinds: tuple = ()  # sorted (kind, count): "int", "float", "str", "bytes", or another type's name
+    wide_ints: int = 0  # integers outside the int64 range
+    inexact_ints: int = 0  # integers that float64 does not hold exactly
+    fractional: int = 0  # floats that are not int64 integers (a fraction, an infinity, or beyond the int64 range)
+    nul_ended: int = 0  # strings or byte strings ending in "\x00"
+    non_ascii: int = 0  # byte strings that are not ASCII
+
+    def __add__(self, other: IdSummary) -> IdSummary:
+        kinds = dict(self.kinds)
+        for kind, count in other.kinds:
+            kinds[kind] = kinds.get(kind, 0) + count
+        return IdSummary(
+            self.missing + other.missing,
+            tuple(sorted(kinds.items())),
+            *(getattr(self, f) + getattr(other, f) for f in ("wide_ints", "inexact_ints", "fractional")),
+            self.nul_ended + other.nul_ended,
+            self.non_ascii + other.non_ascii,
+        )
+
+
+_INT64_LIMIT = 2.0**63
+
+
+def describe_ids(values: np.ndarray) -> IdSummary:
+    """The :class:`IdSummary` of a 1-D array of identifiers (one pass; a Python loop for object arrays only)."""
+    size, kind = int(values.size), values.dtype.kind
+    if kind in "biu":
+        wide = int(np.count_nonzero(values > np.iinfo(np.int64).max)) if kind == "u" and size else 0
+        return IdSummary(kinds=(("int", size),), wide_ints=wide, inexact_ints=wide)
     if kind == "f":
+        values = values.astype(np.float64, copy=False)
         missing = int(np.count_nonzero(np.isnan(values)))
-        if missing:
-            raise DataValidationError(f"{name} has {missing} missing identifier(s) (NaN); every row needs its unit")
-        return values.astype(np.float64) + 0.0  # -0.0 and 0.0 are one identifier
-    if kind in "US":
-        return values.astype(str)
-    raise DataValidationError(f"{name} must hold integers, numbers or strings; got dtype {values.dtype}")
+        with np.errstate(invalid="ignore"):
+            whole = (values == np.floor(values)) & (np.abs(values) < _INT64_LIMIT)
+        fractional = size - missing - int(np.count_nonzero(whole))
+        return IdSummary(missing, (("float", size - missing),), fractional=fractional)
+    if kind == "U":
+        return IdSummary(kinds=(("str", size),))
+    if kind == "S":
+        width = values.dtype.itemsize
+        high = (np.ascontiguousarray(values).view(np.uint8).reshape(size, width) > 127).any(axis=1) if width else []
+        return IdSummary(kinds=(("bytes", size),), non_ascii=int(np.count_nonzero(high)))
+    if kind != "O":
+        return IdSummary(kinds=((str(values.dtype), size),))
+    return _describe_objects(values)
 
 
-def _from_objects(values: np.ndarray, name: str) -> np.ndarray:
-    """An object array of identifiers as one NumPy kind (all strings, or all numbers), or an error."""
-    missing = sum(1 for v in values if v is None or (isinstance(v, float) and v != v))
-    if missing:
-        raise DataValidationError(f"{name} has {missing} missing identifier(s) (None or NaN); every row needs its unit")
-    if all(isinstance(v, str) for v in values):
-        return values.astype(str)
-    if all(isinstance(v, numbers.Integral) for v in values):
-        try:
-            return values.astype(np.int64, copy=False)
-        except OverflowError as err:
-            raise DataValidationError(f"{name} holds integers outside the int64 range; pass them as strings") from err
-    if all(isinstance(v, numbers.Real) for v in values):
-        return values.astype(np.float64)
-    kinds = sorted({type(v).__name__ for v in values})
-    raise DataValidationError(f"{name} must hold identifiers of one kind (all numbers or all strings); got {kinds}")
+def _describe_objects(values: np.ndarray) -> IdSummary:
+    kinds: dict = {}
+    missing = wide = inexact = fractional = nul = non_ascii = 0
+    for v in values:
+        if v is None or type(v).__name__ in ("NAType", "NaTType"):
+            missing += 1
+            continue
+        if isinstance(v, str):
+            kind = "str"
+            nul += v.endswith("\x00")
+        elif isinstance(v, bytes):
+            kind = "bytes"
+            nul += v.endswith(b"\x00")
+            non_ascii += not v.isascii()
+        elif isinstance(v, (numbers.Integral, np.bool_)):
+            kind, v = "int", int(v)
+            wide += not -(2**63) <= v < 2**63
+            try:
+                inexact += float(v) != v
+            except OverflowError:
+                inexact += 1
+        elif isinstance(v, (float, np.floating)):
+            v = float(v)
+            if v != v:
+                missing += 1
+                continue
+            kind = "float"
+            fractional += not (v.is_integer() and abs(v) < _INT64_LIMIT)
+        else:
+            kind = type(v).__name__
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return IdSummary(missing, tuple(sorted(kinds.items())), wide, inexact, fractional, nul, non_ascii)
+
+
+def id_target(summary: IdSummary, name: str = "privacy_unit") -> str:
+    """The canonical kind of identifiers so summarised: ``"int64"``, ``"float64"`` or ``"str"``; or a
+    :class:`~dpstats.exceptions.DataValidationError` naming ``name`` (counts and type names only)."""
+    if summary.missing:
+        raise DataValidationError(
+            f"{name} has {summary.missing} missing identifier(s) (None, NaN or NA); every row needs its unit"
+        )
+    kinds = dict(summary.kinds)
+    allowed = "integers, floating-point numbers, strings or ASCII byte strings, all of one kind"
+    others = sorted(k for k in kinds if k not in ("int", "float", "str", "bytes"))
+    if others:
+        counted = ", ".join(f"{kinds[k]} of type {k}" for k in others)
+        raise DataValidationError(f"{name} must hold {allowed}; got {counted}")
+    textual = [k for k in ("str", "bytes") if k in kinds]
+    if (textual and len(kinds) > 1) or len(textual) > 1:
+        raise DataValidationError(
+            f"{name} must hold identifiers of one kind (all numbers or all strings); got {sorted(kinds)}"
+        )
+    if summary.nul_ended:
+        raise DataValidationError(
+            f"{name} has {summary.nul_ended} identifier(s) ending in a NUL character ('\\x00'), which NumPy strings "
+            "drop (they would merge with the same string without it); strip or re-encode them"
+        )
+    if summary.non_ascii:
+        raise DataValidationError(
+            f"{name} has {summary.non_ascii} byte string(s) that are not ASCII; decode them to str first "
+            "(e.g. with .decode('utf-8')), or pass integers"
+        )
+    if textual:
+        return "str"
+    if "float" not in kinds:
+        if summary.wide_ints:
+            raise DataValidationError(
+                f"{name} holds {summary.wide_ints} integer(s) outside the int64 range; pass them as strings"
+            )
+        return "int64"
+    if "int" not in kinds or not summary.inexact_ints:
+        return "float64"  # every integer is exactly a float64
+    if not summary.fractional and not summary.wide_ints:
+        return "int64"  # every float is an int64 integer
+    raise DataValidationError(
+        f"{name} mixes {summary.inexact_ints} integer(s) that float64 cannot hold exactly (beyond 2^53) with "
+        f"{summary.fractional} non-integer or out-of-range float(s): no numeric type holds both exactly, and "
+        "converting would merge distinct identifiers; pass them all as integers or all as strings"
+    )
+
+
+def convert_ids(values: np.ndarray, target: str) -> np.ndarray:
+    """Identifiers that :func:`id_target` accepted as ``target``, in their canonical form."""
+    if target == "str":
+        if values.dtype.kind == "O":
+            values = np.array([v.decode("ascii") if isinstance(v, bytes) else v for v in values], dtype=str)
+        return values.astype(str)  # ASCII byte strings decode; nothing is merged (no NUL ends, checked)
+    if target == "int64":
+        return values.astype(np.int64)  # floats here are int64 integers: exact
+    return values.astype(np.float64) + 0.0  # -0.0 and 0.0 are one identifier; integers here are exact floats
 
 
 def value_hashes(values: np.ndarray, key: int) -> np.ndarray:
