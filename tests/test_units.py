@@ -444,3 +444,81 @@ def test_byte_strings_are_identifiers_when_ascii_and_refused_otherwise():
             canonical_ids(bad)
     with pytest.raises(DataValidationError, match="one kind"):
         canonical_ids(_object_ids([b"a", "a"]))
+
+
+# ----------------------------------------------------------------------------- the row hash and ties
+
+
+def test_rows_differing_by_signs_of_two_columns_hash_apart():
+    """A linear row hash (Σ bits_j·M_j mod 2^64) gave (1.5, 2) and (-1.5, -2) equal hashes for every key."""
+    rows = (np.array([[1.5, 2.0], [-1.5, -2.0], [2.0, 1.5]]),)
+    for key in range(20):
+        hashes = row_hashes(rows, key)
+        assert np.unique(hashes).size == 3
+    words = np.array(["ab", "ba", "a\x00b"])
+    assert np.unique(row_hashes((words,), 5)).size == 3
+    # a string's hash does not depend on the width of its array (the Dask partitions' widths differ)
+    assert row_hashes((np.array(["ab"]),), 5)[0] == row_hashes((np.array(["ab", "abcdef"]),), 5)[0]
+
+
+SIGN_IDS = np.r_[[0, 0], np.arange(1, 41)]
+SIGN_X = np.r_[[[1.5, 2.0], [-1.5, -2.0]], np.random.default_rng(0).uniform(-5, 5, (40, 2))]
+
+
+def test_which_of_two_sign_twin_rows_is_kept_does_not_depend_on_their_order():
+    swapped = np.r_[[1, 0], np.arange(2, 42)]
+    for seed in range(20):
+        a = dps.mean(SIGN_X, 1e6, bounds=(-5, 5), axis=0, privacy_unit=SIGN_IDS, max_rows=1, rng=seed)
+        b = dps.mean(SIGN_X[swapped], 1e6, bounds=(-5, 5), axis=0, privacy_unit=SIGN_IDS[swapped], max_rows=1, rng=seed)
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("kind", ["int", "str"])
+def test_another_units_rows_never_change_a_units_choice_among_near_twins(kind):
+    """Unit 0's two rows are negatives of each other; unit A then loses all but one of its rows: unit 0 keeps the
+    same row (before, the unstable sort of the identifiers decided, and A's rows moved it)."""
+    changed = 0
+    for seed in range(15):
+        rng = np.random.default_rng(seed)
+        ids = rng.integers(1, 300, 5000)
+        X = rng.uniform(-5, 5, (5000, 2))
+        i, j = sorted(rng.choice(5000, 2, replace=False))
+        ids[i] = ids[j] = 0
+        X[j] = -X[i]
+        if kind == "str":
+            ids = np.array([f"u{v:04d}" for v in ids])
+        a_rows = np.flatnonzero(ids == ids[np.flatnonzero(ids != ids[i])[0]])
+        ids2, X2 = np.delete(ids, a_rows[1:]), np.delete(X, a_rows[1:], axis=0)
+        keep, _ = select_rows(canonical_ids(ids), (X,), 1, 99)
+        keep2, _ = select_rows(canonical_ids(ids2), (X2,), 1, 99)
+        b, b2 = ids == ids[i], ids2 == ids[i]
+        changed += not np.array_equal(X[b & keep], X2[b2 & keep2])
+    assert changed == 0
+
+
+def test_a_units_choice_does_not_depend_on_how_many_units_are_heavy():
+    """The rows of the heavy units were sorted by (unit, priority >> b), b the bits of the number of heavy units:
+    two rows of unit B whose priorities agree in their leading 64 - b bits were ordered by position, and whether
+    unit A is heavy (b = 20 or 19) decided which one B kept. Now the full priority orders them."""
+    from dpstats._kernels.units import mix, value_hashes
+
+    key, unit_b = 12345, -1.0
+    candidates = np.arange(1 << 23, dtype=np.float64) + 0.5
+    priority = mix(value_hashes(np.array([unit_b]), key)[0] ^ row_hashes((candidates,), key))
+    top = priority >> np.uint64(20)
+    order = np.argsort(top, kind="stable")
+    tied = np.flatnonzero(top[order][1:] == top[order][:-1])
+    pairs = [(order[t], order[t + 1]) for t in tied]
+    pairs = [(i, j) for i, j in pairs if (priority[i] >> np.uint64(19)) != (priority[j] >> np.uint64(19))]
+    assert pairs, "no pair of priorities agreeing in their leading 44 bits (the search is for this key)"
+    i, j = pairs[0]
+    heavy = 1 << 19  # other units with 2 rows each: with B, 2^19 + 1 heavy units, b = 20
+    kept = set()
+    for first, second in ((i, j), (j, i)):
+        ids = np.concatenate([[unit_b, unit_b], np.repeat(np.arange(heavy, dtype=np.float64), 2)])
+        values = np.concatenate([[candidates[first], candidates[second]], np.tile([1.0, 2.0], heavy)])
+        for a_rows in (2, 1):  # unit 0 (A) keeps two rows, or one (it is no longer heavy: b = 19)
+            mask = np.ones(ids.size, dtype=bool) if a_rows == 2 else ~((ids == 0) & (values == 2.0))
+            keep, _ = select_rows(canonical_ids(ids[mask]), (values[mask],), 1, key)
+            kept.add(float(values[mask][(ids[mask] == unit_b) & keep][0]))
+    assert len(kept) == 1

@@ -6,9 +6,13 @@ of smallest priority. For a uniformly random key the priorities behave as indepe
 rows are a uniformly random subset of each unit's rows; the key is drawn from the caller's random source, so with
 ``rng=None`` the choice is unpredictable. Nothing about the data's *order* enters: the priorities are functions of
 the rows' contents, so a sorted or shuffled table keeps the same rows for the same seed, on any engine or
-partitioning. Identical rows of a unit are told apart by their occurrence number (the k-th copy gets its own
-priority), so a unit with 99 equal rows and one other keeps the other with probability 1/100 (for
-``max_rows = 1``), not 1/2.
+partitioning. The row hash is non-linear (every column's bits chained through splitmix64's finaliser,
+:func:`row_hashes`), so two different rows get equal priorities only by chance under the random key (about 2^-64 a
+pair), never for every key; the rows of a unit are sorted by their full 64-bit priorities. Rows of a unit whose
+priorities tie (identical rows, or such a chance collision) are ordered by their contents and the k-th of them gets
+a priority of its own, so a unit with 99 equal rows and one other keeps the other with probability 1/100 (for
+``max_rows = 1``), not 1/2, and which rows a unit keeps is a function of its own rows (as a multiset) and the key
+alone: neither the table's order nor another unit's rows can change it.
 
 **Why any such rule is private.** The choice for unit u depends only on u's rows and the key. For two datasets
 that differ in all rows of one unit and any key, the kept rows therefore differ in that unit's at most
@@ -53,7 +57,13 @@ _HASH_BLOCK = 1 << 16
 
 def mix(h: np.ndarray) -> np.ndarray:
     """splitmix64's finaliser on uint64 arrays (wrapping arithmetic): a bijection that spreads every input bit."""
-    h = h ^ (h >> _S30)  # a new array: the rest works in place on it
+    return _mix_in_place(h ^ (h >> _S30), first=False)
+
+
+def _mix_in_place(h: np.ndarray, first: bool = True) -> np.ndarray:
+    """:func:`mix` of ``h`` written over ``h`` (``first=False``: its first step is done already)."""
+    if first:
+        h ^= h >> _S30
     with np.errstate(over="ignore"):
         h *= _M1
         h ^= h >> _S27
@@ -243,35 +253,47 @@ def value_hashes(values: np.ndarray, key: int) -> np.ndarray:
 
 
 def _string_hashes(values: np.ndarray, salt: np.uint64) -> np.ndarray:
-    """Keyed hashes of fixed-width unicode strings: each code point times its own odd multiplier, summed, mixed."""
+    """Keyed hashes of fixed-width unicode strings: the code points of each string, up to its length, chained
+    through the finaliser (``h = mix(h ^ c)``), then its length. A string's hash does not depend on the array's
+    width (its padding is not hashed), and it is not linear in the code points (no two strings hash alike for
+    every key)."""
     width = max(1, values.dtype.itemsize // 4)
-    multipliers = mix(np.arange(1, width + 1, dtype=np.uint64) * _GOLDEN ^ salt) | np.uint64(1)
+    start_hash = mix(np.array([salt ^ _GOLDEN], dtype=np.uint64))[0]
     out = np.empty(values.size, dtype=np.uint64)
     for start in range(0, values.size, _HASH_BLOCK):
         block = np.ascontiguousarray(values[start : start + _HASH_BLOCK]).view(np.uint32).reshape(-1, width)
-        with np.errstate(over="ignore"):
-            out[start : start + _HASH_BLOCK] = np.einsum("ij,j->i", block.astype(np.uint64), multipliers)
-    return mix(out ^ salt)
+        nonzero = block != 0
+        length = np.where(nonzero.any(axis=1), width - np.argmax(nonzero[:, ::-1], axis=1), 0)
+        h = np.full(len(block), start_hash, dtype=np.uint64)
+        for j in range(int(length.max(initial=0))):
+            h = np.where(j < length, mix(h ^ block[:, j].astype(np.uint64)), h)
+        out[start : start + _HASH_BLOCK] = mix(h ^ length.astype(np.uint64))
+    return out
 
 
 def row_hashes(arrays: tuple, key: int) -> np.ndarray:
-    """A keyed 64-bit hash of each row of the row-aligned ``arrays`` (rows with equal bits, equal hashes)."""
+    """A keyed 64-bit hash of each row of the row-aligned ``arrays`` (rows with equal bits, equal hashes).
+
+    Every column's bits (a string column's keyed hash) are chained through the finaliser, ``h = mix(h ^ bits)``,
+    starting from a hash of the key: a non-linear function of the whole row, so rows that differ hash alike only by
+    chance under the random key (about 2^-64 a pair), never for every key (as a sum of the columns' bits times
+    constants would for rows that differ by the signs of two columns). A -0.0 and a 0.0 are different bits: two
+    different rows, either may be kept."""
     salt = np.uint64(key)
-    total = np.zeros(len(arrays[0]), dtype=np.uint64)
+    h = np.full(len(arrays[0]), mix(np.array([salt], dtype=np.uint64))[0], dtype=np.uint64)
     for index, array in enumerate(arrays):
         columns = np.asarray(array).reshape(len(array), -1)
         if columns.dtype.kind == "U":
-            part = np.zeros(len(array), dtype=np.uint64)
             for j in range(columns.shape[1]):
-                part = mix(part ^ _string_hashes(columns[:, j], salt))
-        else:  # the bits of the values (a −0.0 and a 0.0 are told apart: two different rows, either may be kept)
-            bits = np.ascontiguousarray(columns, dtype=np.float64).view(np.uint64)
-            multipliers = mix(np.arange(1, bits.shape[1] + 1, dtype=np.uint64) * _GOLDEN ^ salt) | np.uint64(1)
-            with np.errstate(over="ignore"):
-                part = np.einsum("ij,j->i", bits, multipliers)
+                h = mix(h ^ _string_hashes(columns[:, j], salt))
+        else:  # column by column, each contiguous: h = mix(h ^ bits), in place
+            bits = np.ascontiguousarray(np.asarray(columns, dtype=np.float64).T).view(np.uint64)
+            for column in bits:
+                h ^= column
+                _mix_in_place(h)
         with np.errstate(over="ignore"):
-            total = mix(total ^ part ^ np.uint64(index + 1) * _GOLDEN)
-    return total
+            h = mix(h ^ np.uint64(index + 1) * _GOLDEN)  # where one array ends
+    return h
 
 
 def select_rows(
@@ -300,7 +322,7 @@ def select_rows(
         The mask of kept rows (in the data's order) and the number of distinct units.
     """
     n = ids.size
-    order = np.argsort(ids)  # groups the units (exact equality); the order within a unit is never used
+    order = np.argsort(ids, kind="stable")  # groups the units (exact equality)
     grouped = ids[order]
     starts = np.flatnonzero(np.concatenate([[True], grouped[1:] != grouped[:-1]])) if n else np.zeros(0, np.int64)
     counts = np.diff(np.append(starts, n))
@@ -314,36 +336,41 @@ def select_rows(
 def _drop(order, starts, counts, heavy, ids, arrays, max_rows: int, key: int, salts) -> np.ndarray:
     """The rows (positions in the data) that units with more than ``max_rows`` rows do not keep.
 
-    The heavy units' rows are sorted by (unit, priority) in one pass over a combined 64-bit key: the unit's rank in
-    its high bits, the priority's leading bits below. Rows whose leading bits tie are (but for a 2^-(64 − b)
-    chance) identical rows of one unit, interchangeable, or get their own priorities as copies (below); the sort
-    is stable, so a tie of two different rows — which only the order of the data could then decide — needs the
-    leading bits of two priorities of one unit to collide."""
+    The heavy units' rows are sorted by (unit, full 64-bit priority). Rows of a unit whose priorities tie are
+    identical rows (interchangeable) or, with probability about 2^-64 a pair, a collision of the hash: the rows of
+    each tie are put in the order of their contents (:func:`_by_contents`), and the k-th of them gets a priority of
+    its own. So the kept rows of a unit are a function of its own rows (as a multiset) and the key: neither the
+    order of the table nor any other unit's rows can change them."""
     sizes = counts[heavy]
-    run = np.repeat(np.arange(heavy.size, dtype=np.uint64), sizes)  # the heavy unit of each of its rows
+    run = np.repeat(np.arange(heavy.size, dtype=np.int64), sizes)  # the heavy unit of each of its rows
     rows = order[np.flatnonzero(np.repeat(counts > max_rows, counts))]  # their positions in the data, by unit
     first = order[starts[heavy]]
     unit_hash = np.repeat(value_hashes(ids[first], key) if salts is None else salts[first], sizes)
     priority = mix(unit_hash ^ row_hashes(tuple(np.asarray(a)[rows] for a in arrays), key))
-    by = _by_unit_then_priority(run, priority, heavy.size)
+    by = np.lexsort((priority, run))  # run is sorted already: the rows by priority within their unit
     priority, rows = priority[by], rows[by]
-    twin = np.concatenate([[False], (priority[1:] == priority[:-1]) & (run[by][1:] == run[by][:-1])])
-    if twin.any():  # identical rows of a unit: the k-th copy gets a priority of its own
-        copy = ranks_within(np.diff(np.append(np.flatnonzero(~twin), twin.size)))
+    tie = (priority[1:] == priority[:-1]) & (run[1:] == run[:-1])
+    if tie.any():
+        tied = np.flatnonzero(np.concatenate([tie, [False]]) | np.concatenate([[False], tie]))
+        group = np.cumsum(np.concatenate([[True], ~tie]))[tied]  # which tie each tied row is in
+        rows[tied] = rows[tied][_by_contents(tuple(np.asarray(a)[rows[tied]] for a in arrays), group)]
+        copy = ranks_within(np.diff(np.append(np.flatnonzero(np.concatenate([[True], ~tie])), tie.size + 1)))
         with np.errstate(over="ignore"):
             priority = np.where(copy > 0, mix(priority ^ copy.astype(np.uint64) * _GOLDEN), priority)
-        again = _by_unit_then_priority(run, priority, heavy.size)  # run is unchanged by the first sort
+        again = np.lexsort((priority, run))  # stable: a further tie keeps the order by contents
         rows = rows[again]
     return rows[ranks_within(sizes) >= max_rows]  # ranks within each unit: the runs keep their place and sizes
 
 
-def _by_unit_then_priority(run: np.ndarray, priority: np.ndarray, units: int) -> np.ndarray:
-    """The stable order of the rows by (unit, priority), ``run`` being sorted by unit already."""
-    unit_bits = max(1, int(units - 1).bit_length())
-    if unit_bits > 40:  # more units than a combined key can tell apart (2^40): two keys
-        return np.lexsort((priority, run))
-    combined = (run << np.uint64(64 - unit_bits)) | (priority >> np.uint64(unit_bits))
-    return np.argsort(combined, kind="stable")
+def _by_contents(arrays: tuple, group: np.ndarray) -> np.ndarray:
+    """The order of rows by (``group``, their contents: the bits of every column, strings as strings)."""
+    keys = []
+    for array in arrays:
+        columns = array.reshape(len(array), -1)
+        if columns.dtype.kind != "U":
+            columns = np.ascontiguousarray(columns, dtype=np.float64).view(np.uint64)
+        keys.extend(columns[:, j] for j in range(columns.shape[1]))
+    return np.lexsort((*reversed(keys), group))
 
 
 def ranks_within(lengths: np.ndarray) -> np.ndarray:
