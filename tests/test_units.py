@@ -522,3 +522,63 @@ def test_a_units_choice_does_not_depend_on_how_many_units_are_heavy():
             keep, _ = select_rows(canonical_ids(ids[mask]), (values[mask],), 1, key)
             kept.add(float(values[mask][(ids[mask] == unit_b) & keep][0]))
     assert len(kept) == 1
+
+
+# ----------------------------------------------------------------------------- identifiers as the caller passes them
+
+
+def test_a_pandas_series_of_identifiers_is_paired_with_the_rows_by_index():
+    """The analyst sorts the table; the Series of identifiers keeps the original index. pandas pairs them by label:
+    so does dpstats (positional pairing gave person 0's 200 rows to 88 different units)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"person": np.r_[np.zeros(200, int), rng.integers(1, 100, 800)]})
+    table["amount"] = np.where(table["person"] == 0, 100.0, rng.uniform(0, 100, 1000))
+    people = table["person"]
+    by_amount = table.sort_values("amount")
+    release = lambda ids: dps.sum(by_amount["amount"], 1e9, bounds=(0, 100), privacy_unit=ids, max_rows=5, rng=0)  # noqa: E731
+    assert release(people) == release(by_amount["person"]) == release(by_amount["person"].to_numpy())
+    grouped = lambda keys: dps.mean(  # noqa: E731
+        by_amount["amount"], 1e3, 1e-6, by=keys, bounds=(0, 100), privacy_unit=people, max_rows=5, rng=0
+    )
+    labels = pd.Series(np.where(table["person"] % 2 == 0, "even", "odd"), index=table.index)
+    pd.testing.assert_series_equal(grouped(labels), grouped(labels.reindex(by_amount.index).to_numpy()))
+    acc = dps.Accountant(100.0, 1e-3)
+    for other in (people.iloc[:-1], people.set_axis(people.index + 1), people.set_axis(np.zeros(1000, int))):
+        with pytest.raises(ParameterError, match="privacy_unit is a pandas Series whose index is not the data's"):
+            dps.sum(by_amount["amount"], 1.0, bounds=(0, 100), privacy_unit=other, max_rows=5, accountant=acc)
+    with pytest.raises(ParameterError, match="by is a pandas Series whose index is not the data's"):
+        grouped(labels.set_axis(labels.index + 5000))
+    assert acc.ledger == []
+
+
+BAD_IDENTIFIERS = [
+    ([2**53, 2**53 + 1, 0.5], DataValidationError, r"privacy_unit mixes 1 integer\(s\) that float64 cannot hold"),
+    (["a", "a\x00", "b"], DataValidationError, r"privacy_unit has 1 identifier\(s\) ending in a NUL"),
+    ([b"\xff", b"a", b"b"], DataValidationError, r"privacy_unit has 1 byte string\(s\) that are not ASCII"),
+    ({1, 2, 3}, ParameterError, "privacy_unit must be identifiers aligned with the rows.*got a value of type set"),
+    ({1: 0, 2: 0, 3: 0}, ParameterError, "privacy_unit must be identifiers aligned.*got a value of type dict"),
+    ((i for i in range(3)), ParameterError, "privacy_unit must be identifiers aligned.*type generator"),
+    ([(1, 2), (3, 4), (5, 6)], DataValidationError, "privacy_unit must hold integers.*got 3 of type tuple"),
+]
+
+
+@pytest.mark.parametrize("ids,error,match", BAD_IDENTIFIERS, ids=[str(i) for i in range(len(BAD_IDENTIFIERS))])
+def test_bad_identifiers_get_a_clear_error_naming_the_parameter(ids, error, match):
+    acc = dps.Accountant(100.0, 1e-3)
+    with pytest.raises(error, match=match):
+        dps.mean([1.0, 2.0, 3.0], 1.0, bounds=(0, 5), privacy_unit=ids, max_rows=1, rng=0, accountant=acc)
+    assert acc.ledger == []
+
+
+def test_pandas_identifiers_with_missing_values_or_a_frame_get_a_clear_error():
+    import pandas as pd
+
+    frame = pd.DataFrame({"person": ["ann", "bob", None, "bob"], "amount": [1.0, 2.0, 3.0, 4.0]})
+    missing = r"privacy_unit has 1 missing identifier\(s\) \(None, NaN or NA\)"
+    for ids in ("person", frame["person"].astype("string"), pd.Series(pd.Categorical(["a", "b", None, "a"]))):
+        with pytest.raises(DataValidationError, match=missing):
+            dps.count(frame if isinstance(ids, str) else frame["amount"], 1.0, privacy_unit=ids, max_rows=2, rng=0)
+    with pytest.raises(ParameterError, match="privacy_unit must be one identifier per row.*DataFrame with 1 column"):
+        dps.count(frame["amount"], 1.0, privacy_unit=frame[["person"]], max_rows=2, rng=0)
