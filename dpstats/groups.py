@@ -108,7 +108,7 @@ import numpy as np
 from ._engine import Units, as_array, bounded_sums, key_table, relation_of, take_units
 from ._engine.kinds import is_frame, is_lazy, library
 from ._engine.tables import TableSource, check_categories, check_weights, from_table
-from ._engine.units import identifiers
+from ._engine.units import by_index, identifiers
 from ._kernels.fixed_point import BoundedSums, FixedPoint
 from ._kernels.groups import GroupSpec, KeyTable
 from ._releases import Planned, charge_plans, plan, split_budget
@@ -283,7 +283,7 @@ def prepare(
     elif isinstance(by, str):
         x, keys, key_name = *_key_column(x, by, values), by
     else:
-        keys, key_name = identifiers(by, "by"), getattr(by, "name", None)
+        keys, key_name = identifiers(by_index(by, x, "by"), "by"), getattr(by, "name", None)
     if max_groups is not None:
         max_groups = check_int(max_groups, "max_groups")
         if units is None:

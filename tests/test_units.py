@@ -342,3 +342,243 @@ def test_dask_bounds_units_on_the_cluster_and_gives_the_numpy_release():
     assert abs(abs(float(V_dask[:, 0] @ V_numpy[:, 0])) - 1) < 1e-6
     with pytest.raises(dps.OutOfBoundsError):
         dps.mean(da.from_array(VALUES + 20, chunks=700), 1.0, bounds=(0, 10), privacy_unit=ids, max_rows=5, rng=4)
+
+
+# ----------------------------------------------------------------------------- identifiers: one rule, every engine
+
+
+def _object_ids(values):
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+# Unit 7 has 20 rows of value 10, written half as the int 7 and half as the float 7.0 (or 0 as 0.0 and -0.0);
+# 30 other units have one row of value 0: with max_rows=2, the sum is at most 2·10 = 20 (it was 40 on Dask).
+SPLIT_IDS = {
+    "int and float": _object_ids([7] * 10 + [7.0] * 10 + list(range(100, 130))),
+    "zero and minus zero": np.r_[np.where(np.arange(20) % 2, -0.0, 0.0), np.arange(100.0, 130.0)],
+}
+SPLIT_VALUES = np.r_[np.full(20, 10.0), np.zeros(30)]
+
+
+@pytest.mark.parametrize("kind", sorted(SPLIT_IDS))
+@pytest.mark.parametrize("chunks", [50, 13])
+def test_dask_identifiers_are_canonical_like_numpy_ones(kind, chunks):
+    import dask
+    import dask.array as da
+
+    ids = SPLIT_IDS[kind]
+    x, lazy_ids = da.from_array(SPLIT_VALUES, chunks=chunks), da.from_array(ids, chunks=chunks)
+    with dask.config.set(scheduler="sync"):
+        for release in (
+            lambda v, u: dps.sum(v, 1e6, bounds=(0, 10), privacy_unit=u, max_rows=2, rng=0),
+            lambda v, u: dps.mean(v, 1e6, bounds=(0, 10), privacy_unit=u, max_rows=2, rng=0),
+            lambda v, u: dps.count(v, 1.0, privacy_unit=u, max_rows=1),
+            lambda v, u: dps.count(v, 1.0, privacy_unit=u, max_rows=3, rng=0),
+        ):
+            assert release(x, lazy_ids) == release(SPLIT_VALUES, ids)
+        assert abs(dps.sum(x, 1e6, bounds=(0, 10), privacy_unit=lazy_ids, max_rows=2, rng=0) - 20) < 1e-3
+        assert dps.count(x, 1.0, privacy_unit=lazy_ids, max_rows=1) == 31
+
+
+@pytest.mark.parametrize(
+    "name,call",
+    [
+        ("count", lambda x, u, a: dps.count(x, 1.0, privacy_unit=u, max_rows=3, rng=0, accountant=a)),
+        ("count m=1", lambda x, u, a: dps.count(x, 1.0, privacy_unit=u, max_rows=1, accountant=a)),
+        ("mean", lambda x, u, a: dps.mean(x, 1.0, bounds=(0, 10), privacy_unit=u, max_rows=3, rng=0, accountant=a)),
+        (
+            "mean by",
+            lambda x, u, a: dps.mean(
+                x, 1.0, 1e-6, by=LABELS, bounds=(0, 10), privacy_unit=u, max_rows=3, rng=0, accountant=a
+            ),
+        ),
+    ],
+)
+def test_dask_refuses_missing_identifiers_like_numpy(name, call):
+    import dask.array as da
+
+    ids = IDS.astype(np.float64)
+    ids[[5, 900, 2999]] = np.nan
+    for x, u in ((VALUES, ids), (da.from_array(VALUES, chunks=700), da.from_array(ids, chunks=700))):
+        acc = dps.Accountant(100.0, 1e-3)
+        with pytest.raises(DataValidationError, match="privacy_unit has 3 missing identifier"):
+            call(x, u, acc)
+        assert acc.ledger == []
+
+
+def test_dask_refuses_kinds_mixed_across_blocks():
+    """Each block is of one kind (strings, then integers); together they are not."""
+    import dask.array as da
+
+    ids = _object_ids(["a"] * 25 + list(range(25)))
+    for u in (ids, da.from_array(ids, chunks=25)):
+        with pytest.raises(DataValidationError, match="one kind"):
+            dps.count(SPLIT_VALUES, 1.0, privacy_unit=u, max_rows=1)
+
+
+def test_no_conversion_merges_two_identifiers():
+    """Identifiers are encoded injectively or refused: 2^53 and 2^53 + 1 beside a non-integer float (float64 would
+    merge them), 'a' and 'a\\x00' (NumPy strings drop trailing NULs)."""
+    big = _object_ids([2**53, 2**53 + 1, 0.5])
+    with pytest.raises(DataValidationError, match=r"privacy_unit mixes 1 integer\(s\) that float64 cannot hold"):
+        canonical_ids(big)
+    assert np.unique(canonical_ids(_object_ids([2**53, 2**53 + 1, 2.0]))).size == 3  # int64 holds them all
+    assert np.unique(canonical_ids(_object_ids([2**53, 2.0**60, 0.5]))).size == 3  # float64 holds them all
+    with pytest.raises(DataValidationError, match=r"1 identifier\(s\) ending in a NUL"):
+        canonical_ids(_object_ids(["a", "a\x00"]))
+    with pytest.raises(DataValidationError, match="by has 1 identifier"):
+        canonical_ids(_object_ids(["a", "b\x00"]), "by")
+    # the error counts, never prints, the identifiers
+    with pytest.raises(DataValidationError) as err:
+        canonical_ids(_object_ids([12345678901234567891, 0.25]))
+    assert "12345678901234567891" not in str(err.value) and "0.25" not in str(err.value)
+
+
+def test_byte_strings_are_identifiers_when_ascii_and_refused_otherwise():
+    assert canonical_ids(_object_ids([b"a", b"b", b"a"])).tolist() == ["a", "b", "a"]
+    assert canonical_ids(np.array([b"a", b"b"])).tolist() == ["a", "b"]
+    for bad in (np.array([b"\xff", b"b"]), _object_ids([b"\xff", b"b"])):
+        with pytest.raises(DataValidationError, match=r"privacy_unit has 1 byte string\(s\) that are not ASCII"):
+            canonical_ids(bad)
+    with pytest.raises(DataValidationError, match="one kind"):
+        canonical_ids(_object_ids([b"a", "a"]))
+
+
+# ----------------------------------------------------------------------------- the row hash and ties
+
+
+def test_rows_differing_by_signs_of_two_columns_hash_apart():
+    """A linear row hash (Σ bits_j·M_j mod 2^64) gave (1.5, 2) and (-1.5, -2) equal hashes for every key."""
+    rows = (np.array([[1.5, 2.0], [-1.5, -2.0], [2.0, 1.5]]),)
+    for key in range(20):
+        hashes = row_hashes(rows, key)
+        assert np.unique(hashes).size == 3
+    words = np.array(["ab", "ba", "a\x00b"])
+    assert np.unique(row_hashes((words,), 5)).size == 3
+    # a string's hash does not depend on the width of its array (the Dask partitions' widths differ)
+    assert row_hashes((np.array(["ab"]),), 5)[0] == row_hashes((np.array(["ab", "abcdef"]),), 5)[0]
+
+
+SIGN_IDS = np.r_[[0, 0], np.arange(1, 41)]
+SIGN_X = np.r_[[[1.5, 2.0], [-1.5, -2.0]], np.random.default_rng(0).uniform(-5, 5, (40, 2))]
+
+
+def test_which_of_two_sign_twin_rows_is_kept_does_not_depend_on_their_order():
+    swapped = np.r_[[1, 0], np.arange(2, 42)]
+    for seed in range(20):
+        a = dps.mean(SIGN_X, 1e6, bounds=(-5, 5), axis=0, privacy_unit=SIGN_IDS, max_rows=1, rng=seed)
+        b = dps.mean(SIGN_X[swapped], 1e6, bounds=(-5, 5), axis=0, privacy_unit=SIGN_IDS[swapped], max_rows=1, rng=seed)
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("kind", ["int", "str"])
+def test_another_units_rows_never_change_a_units_choice_among_near_twins(kind):
+    """Unit 0's two rows are negatives of each other; unit A then loses all but one of its rows: unit 0 keeps the
+    same row (before, the unstable sort of the identifiers decided, and A's rows moved it)."""
+    changed = 0
+    for seed in range(15):
+        rng = np.random.default_rng(seed)
+        ids = rng.integers(1, 300, 5000)
+        X = rng.uniform(-5, 5, (5000, 2))
+        i, j = sorted(rng.choice(5000, 2, replace=False))
+        ids[i] = ids[j] = 0
+        X[j] = -X[i]
+        if kind == "str":
+            ids = np.array([f"u{v:04d}" for v in ids])
+        a_rows = np.flatnonzero(ids == ids[np.flatnonzero(ids != ids[i])[0]])
+        ids2, X2 = np.delete(ids, a_rows[1:]), np.delete(X, a_rows[1:], axis=0)
+        keep, _ = select_rows(canonical_ids(ids), (X,), 1, 99)
+        keep2, _ = select_rows(canonical_ids(ids2), (X2,), 1, 99)
+        b, b2 = ids == ids[i], ids2 == ids[i]
+        changed += not np.array_equal(X[b & keep], X2[b2 & keep2])
+    assert changed == 0
+
+
+def test_a_units_choice_does_not_depend_on_how_many_units_are_heavy():
+    """The rows of the heavy units were sorted by (unit, priority >> b), b the bits of the number of heavy units:
+    two rows of unit B whose priorities agree in their leading 64 - b bits were ordered by position, and whether
+    unit A is heavy (b = 20 or 19) decided which one B kept. Now the full priority orders them."""
+    from dpstats._kernels.units import mix, value_hashes
+
+    key, unit_b = 12345, -1.0
+    candidates = np.arange(1 << 23, dtype=np.float64) + 0.5
+    priority = mix(value_hashes(np.array([unit_b]), key)[0] ^ row_hashes((candidates,), key))
+    top = priority >> np.uint64(20)
+    order = np.argsort(top, kind="stable")
+    tied = np.flatnonzero(top[order][1:] == top[order][:-1])
+    pairs = [(order[t], order[t + 1]) for t in tied]
+    pairs = [(i, j) for i, j in pairs if (priority[i] >> np.uint64(19)) != (priority[j] >> np.uint64(19))]
+    assert pairs, "no pair of priorities agreeing in their leading 44 bits (the search is for this key)"
+    i, j = pairs[0]
+    heavy = 1 << 19  # other units with 2 rows each: with B, 2^19 + 1 heavy units, b = 20
+    kept = set()
+    for first, second in ((i, j), (j, i)):
+        ids = np.concatenate([[unit_b, unit_b], np.repeat(np.arange(heavy, dtype=np.float64), 2)])
+        values = np.concatenate([[candidates[first], candidates[second]], np.tile([1.0, 2.0], heavy)])
+        for a_rows in (2, 1):  # unit 0 (A) keeps two rows, or one (it is no longer heavy: b = 19)
+            mask = np.ones(ids.size, dtype=bool) if a_rows == 2 else ~((ids == 0) & (values == 2.0))
+            keep, _ = select_rows(canonical_ids(ids[mask]), (values[mask],), 1, key)
+            kept.add(float(values[mask][(ids[mask] == unit_b) & keep][0]))
+    assert len(kept) == 1
+
+
+# ----------------------------------------------------------------------------- identifiers as the caller passes them
+
+
+def test_a_pandas_series_of_identifiers_is_paired_with_the_rows_by_index():
+    """The analyst sorts the table; the Series of identifiers keeps the original index. pandas pairs them by label:
+    so does dpstats (positional pairing gave person 0's 200 rows to 88 different units)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"person": np.r_[np.zeros(200, int), rng.integers(1, 100, 800)]})
+    table["amount"] = np.where(table["person"] == 0, 100.0, rng.uniform(0, 100, 1000))
+    people = table["person"]
+    by_amount = table.sort_values("amount")
+    release = lambda ids: dps.sum(by_amount["amount"], 1e9, bounds=(0, 100), privacy_unit=ids, max_rows=5, rng=0)  # noqa: E731
+    assert release(people) == release(by_amount["person"]) == release(by_amount["person"].to_numpy())
+    grouped = lambda keys: dps.mean(  # noqa: E731
+        by_amount["amount"], 1e3, 1e-6, by=keys, bounds=(0, 100), privacy_unit=people, max_rows=5, rng=0
+    )
+    labels = pd.Series(np.where(table["person"] % 2 == 0, "even", "odd"), index=table.index)
+    pd.testing.assert_series_equal(grouped(labels), grouped(labels.reindex(by_amount.index).to_numpy()))
+    acc = dps.Accountant(100.0, 1e-3)
+    for other in (people.iloc[:-1], people.set_axis(people.index + 1), people.set_axis(np.zeros(1000, int))):
+        with pytest.raises(ParameterError, match="privacy_unit is a pandas Series whose index is not the data's"):
+            dps.sum(by_amount["amount"], 1.0, bounds=(0, 100), privacy_unit=other, max_rows=5, accountant=acc)
+    with pytest.raises(ParameterError, match="by is a pandas Series whose index is not the data's"):
+        grouped(labels.set_axis(labels.index + 5000))
+    assert acc.ledger == []
+
+
+BAD_IDENTIFIERS = [
+    ([2**53, 2**53 + 1, 0.5], DataValidationError, r"privacy_unit mixes 1 integer\(s\) that float64 cannot hold"),
+    (["a", "a\x00", "b"], DataValidationError, r"privacy_unit has 1 identifier\(s\) ending in a NUL"),
+    ([b"\xff", b"a", b"b"], DataValidationError, r"privacy_unit has 1 byte string\(s\) that are not ASCII"),
+    ({1, 2, 3}, ParameterError, "privacy_unit must be identifiers aligned with the rows.*got a value of type set"),
+    ({1: 0, 2: 0, 3: 0}, ParameterError, "privacy_unit must be identifiers aligned.*got a value of type dict"),
+    ((i for i in range(3)), ParameterError, "privacy_unit must be identifiers aligned.*type generator"),
+    ([(1, 2), (3, 4), (5, 6)], DataValidationError, "privacy_unit must hold integers.*got 3 of type tuple"),
+]
+
+
+@pytest.mark.parametrize("ids,error,match", BAD_IDENTIFIERS, ids=[str(i) for i in range(len(BAD_IDENTIFIERS))])
+def test_bad_identifiers_get_a_clear_error_naming_the_parameter(ids, error, match):
+    acc = dps.Accountant(100.0, 1e-3)
+    with pytest.raises(error, match=match):
+        dps.mean([1.0, 2.0, 3.0], 1.0, bounds=(0, 5), privacy_unit=ids, max_rows=1, rng=0, accountant=acc)
+    assert acc.ledger == []
+
+
+def test_pandas_identifiers_with_missing_values_or_a_frame_get_a_clear_error():
+    import pandas as pd
+
+    frame = pd.DataFrame({"person": ["ann", "bob", None, "bob"], "amount": [1.0, 2.0, 3.0, 4.0]})
+    missing = r"privacy_unit has 1 missing identifier\(s\) \(None, NaN or NA\)"
+    for ids in ("person", frame["person"].astype("string"), pd.Series(pd.Categorical(["a", "b", None, "a"]))):
+        with pytest.raises(DataValidationError, match=missing):
+            dps.count(frame if isinstance(ids, str) else frame["amount"], 1.0, privacy_unit=ids, max_rows=2, rng=0)
+    with pytest.raises(ParameterError, match="privacy_unit must be one identifier per row.*DataFrame with 1 column"):
+        dps.count(frame["amount"], 1.0, privacy_unit=frame[["person"]], max_rows=2, rng=0)

@@ -15,6 +15,7 @@ bounds use instead).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +25,7 @@ from .._validation import check_int
 from ..exceptions import DataValidationError, ParameterError
 from .kinds import is_frame, is_lazy, library
 
-__all__ = ["Bounded", "Units", "identifiers", "relation_of", "take_units", "unit_column"]
+__all__ = ["Bounded", "Units", "by_index", "identifiers", "relation_of", "take_units", "unit_column"]
 
 
 @dataclass(frozen=True)
@@ -35,15 +36,21 @@ class Units:
     ids: object
     max_rows: int
 
-    def aligned(self, rows: int, lazy: bool) -> Units:
-        """The identifiers checked against the data's ``rows`` (a length mismatch raises); canonical on NumPy."""
+    def aligned(self, rows: int, lazy: bool = False) -> Units:
+        """The identifiers checked against the data's ``rows`` (a length mismatch raises) and canonical
+        (:func:`~dpstats._kernels.units.canonical_ids`; lazy identifiers by the same rule on the Dask engine,
+        :func:`~dpstats._engine.dask_engine.canonical_units`): missing or mixed identifiers raise here, on either
+        engine, before anything is read from the data. ``lazy`` (whether the data are lazy) does not matter: the
+        rule is the identifiers' own."""
         length = self.ids.shape[0]
         if length != rows:
             raise DataValidationError(
                 f"privacy_unit must have one identifier per row of the data ({rows} rows); got {length} identifiers"
             )
-        if lazy or is_lazy(self.ids):
-            return self
+        if is_lazy(self.ids):
+            from .dask_engine import canonical_units
+
+            return Units(canonical_units(self.ids), self.max_rows)
         return Units(canonical_ids(self.ids), self.max_rows)
 
 
@@ -107,7 +114,7 @@ def take_units(data, privacy_unit, max_rows, name: str = "x"):
     if isinstance(privacy_unit, str):
         data, ids = unit_column(data, privacy_unit, name)
     else:
-        ids = identifiers(privacy_unit)
+        ids = identifiers(by_index(privacy_unit, data, "privacy_unit"))
     return data, Units(ids, max_rows)
 
 
@@ -130,7 +137,18 @@ def unit_column(data, column: str, name: str):
 
 def identifiers(ids, name: str = "privacy_unit"):
     """Identifiers (privacy units, group keys) as a NumPy array (pandas/polars Series, lists; missing values as
-    None or NaN) or a dask array (dask collections stay lazy). A list of mixed kinds stays an object array."""
+    None or NaN) or a dask array (dask collections stay lazy). A list or tuple becomes an object array, element by
+    element, unless all its elements are integers: ``np.asarray`` would merge kinds (``[2**53 + 1, 0.5]`` would
+    round the integer; ``[1, "a"]`` would turn 1 into ``"1"``; ``"a\\x00"`` would lose its NUL), and
+    :func:`~dpstats._kernels.units.canonical_ids` decides what each element is. Raises a
+    :class:`~dpstats.exceptions.ParameterError` naming ``name`` and the type received for anything that is not one
+    identifier per row (a DataFrame, a set or a mapping, a generator, a scalar)."""
+    if is_frame(ids):
+        columns = len(getattr(ids, "columns", ()))
+        raise ParameterError(
+            f"{name} must be one identifier per row (a Series, an array or a list) or a column name; got a "
+            f"DataFrame with {columns} column(s): pass one column, e.g. frame[column], or its name"
+        )
     if is_lazy(ids):
         if not hasattr(ids, "to_dask_array"):
             return ids
@@ -144,13 +162,50 @@ def identifiers(ids, name: str = "privacy_unit"):
         return ids.to_numpy(dtype=np.float64, na_value=np.nan) if ids.isna().any() else ids.to_numpy()
     if lib == "polars":
         return np.asarray(ids.to_list(), dtype=object) if ids.null_count() else ids.to_numpy()
-    if isinstance(ids, (str, bytes)) or not hasattr(ids, "__len__"):
-        raise ParameterError(f"{name} must be identifiers aligned with the rows, or a column name; got {ids!r}")
-    values = np.asarray(ids)
-    if (
-        not isinstance(ids, np.ndarray)
-        and values.dtype.kind in "US"
-        and not all(isinstance(v, (str, bytes)) for v in ids)
-    ):
-        return np.asarray(ids, dtype=object)  # np.asarray([1, "a"]) would turn 1 into "1"
-    return values
+    if isinstance(ids, np.ndarray):
+        return ids
+    if hasattr(ids, "__array__") and not isinstance(ids, Sequence):  # another array type (pandas Index, arrow)
+        return np.asarray(ids)
+    if isinstance(ids, (str, bytes, set, frozenset, Mapping)) or not hasattr(ids, "__len__"):
+        unordered = " (unordered: it cannot be aligned with the rows)" if isinstance(ids, (set, frozenset)) else ""
+        raise ParameterError(
+            f"{name} must be identifiers aligned with the rows (an array, a list, or a pandas, polars or dask "
+            f"Series) or a column name; got a value of type {type(ids).__name__}{unordered}"
+        )
+    try:
+        values = np.asarray(ids)
+    except ValueError:  # ragged: one object per element below
+        values = np.empty(0, dtype=object)
+    if values.ndim == 1 and values.dtype.kind in "biu":
+        return values
+    out = np.empty(len(ids), dtype=object)
+    for i, v in enumerate(ids):  # element by element: a tuple stays one (refused) element
+        out[i] = v
+    return out
+
+
+def by_index(values, data, name: str):
+    """``values`` (identifiers or keys of the rows of ``data``) aligned with ``data`` as pandas aligns them.
+
+    When both are pandas objects with an index (``values`` a Series, ``data`` a Series or DataFrame), pandas pairs
+    a row with the identifier of the same index label, not of the same position. So: equal indexes (the same
+    labels in the same order) are used as they are; the same labels, each once, in another order (a sorted or
+    shuffled table) are reordered to ``data``'s index; anything else (labels missing on either side, repeated
+    labels in a different order) raises a :class:`~dpstats.exceptions.ParameterError` naming ``name`` (a
+    positional reading would give rows to the wrong people). Other inputs (arrays, lists, polars or dask Series,
+    NumPy data) are positional: returned as they are."""
+    if library(values) != "pandas" or library(data) != "pandas" or is_frame(values) or is_lazy(data):
+        return values
+    mine, theirs = getattr(values, "index", None), getattr(data, "index", None)
+    if mine is None or theirs is None or mine.equals(theirs):
+        return values
+    if mine.is_unique and theirs.is_unique and len(mine) == len(theirs) and bool(theirs.isin(mine).all()):
+        return values.reindex(theirs)
+    missing = int(np.count_nonzero(~theirs.isin(mine)))
+    raise ParameterError(
+        f"{name} is a pandas Series whose index is not the data's: pandas aligns them by index label, and "
+        f"{missing} of the data's {len(theirs)} row label(s) are not in it"
+        + ("" if missing else " (or labels repeat, in a different order)")
+        + f"; pass {name} with the data's index (e.g. the data's own column, or {name}.reindex(data.index)), "
+        f"or positional identifiers ({name}.to_numpy())"
+    )

@@ -6,29 +6,48 @@ of smallest priority. For a uniformly random key the priorities behave as indepe
 rows are a uniformly random subset of each unit's rows; the key is drawn from the caller's random source, so with
 ``rng=None`` the choice is unpredictable. Nothing about the data's *order* enters: the priorities are functions of
 the rows' contents, so a sorted or shuffled table keeps the same rows for the same seed, on any engine or
-partitioning. Identical rows of a unit are told apart by their occurrence number (the k-th copy gets its own
-priority), so a unit with 99 equal rows and one other keeps the other with probability 1/100 (for
-``max_rows = 1``), not 1/2.
+partitioning. The row hash is non-linear (every column's bits chained through splitmix64's finaliser,
+:func:`row_hashes`), so two different rows get equal priorities only by chance under the random key (about 2^-64 a
+pair), never for every key; the rows of a unit are sorted by their full 64-bit priorities. Rows of a unit whose
+priorities tie (identical rows, or such a chance collision) are ordered by their contents and the k-th of them gets
+a priority of its own, so a unit with 99 equal rows and one other keeps the other with probability 1/100 (for
+``max_rows = 1``), not 1/2, and which rows a unit keeps is a function of its own rows (as a multiset) and the key
+alone: neither the table's order nor another unit's rows can change it.
 
 **Why any such rule is private.** The choice for unit u depends only on u's rows and the key. For two datasets
 that differ in all rows of one unit and any key, the kept rows therefore differ in that unit's at most
 ``max_rows`` rows and in nothing else: every sensitivity "for one unit" is over at most ``max_rows`` rows, whatever
 the hash does. The hash's quality only affects which rows are dropped (the bias), never the guarantee.
 
-Units are grouped by exact equality of their identifiers (a sort), never by a hash, so no collision can merge two
-units. Identifiers are integers, floating-point numbers (NaN is a missing value), strings or booleans, all of one
-kind; ``None`` and NaN are refused.
+Units are grouped by exact equality of their canonical identifiers (a sort), never by a hash, so no collision can
+merge two units. Identifiers are integers, floating-point numbers, strings, ASCII byte strings or booleans, all of
+one kind; their canonical encoding (:func:`canonical_ids`) is injective, and what it cannot encode without merging
+two identifiers is refused (missing values, strings ending in NUL, integers that no one numeric type holds with the
+floats beside them). The rule is decided from counts over all identifiers (:func:`describe_ids`, :func:`id_target`),
+so the Dask engine, which describes its blocks and adds the descriptions, gives the same units as memory.
 """
 
 from __future__ import annotations
 
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..exceptions import DataValidationError
 
-__all__ = ["canonical_ids", "mix", "ranks_within", "row_hashes", "select_rows", "value_hashes"]
+__all__ = [
+    "IdSummary",
+    "canonical_ids",
+    "convert_ids",
+    "describe_ids",
+    "id_target",
+    "mix",
+    "ranks_within",
+    "row_hashes",
+    "select_rows",
+    "value_hashes",
+]
 
 _M1, _M2, _GOLDEN = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), np.uint64(0x9E3779B97F4A7C15)
 _S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
@@ -38,7 +57,13 @@ _HASH_BLOCK = 1 << 16
 
 def mix(h: np.ndarray) -> np.ndarray:
     """splitmix64's finaliser on uint64 arrays (wrapping arithmetic): a bijection that spreads every input bit."""
-    h = h ^ (h >> _S30)  # a new array: the rest works in place on it
+    return _mix_in_place(h ^ (h >> _S30), first=False)
+
+
+def _mix_in_place(h: np.ndarray, first: bool = True) -> np.ndarray:
+    """:func:`mix` of ``h`` written over ``h`` (``first=False``: its first step is done already)."""
+    if first:
+        h ^= h >> _S30
     with np.errstate(over="ignore"):
         h *= _M1
         h ^= h >> _S27
@@ -50,47 +75,167 @@ def mix(h: np.ndarray) -> np.ndarray:
 def canonical_ids(ids, name: str = "privacy_unit") -> np.ndarray:
     """The identifiers as a 1-D array of one comparable kind: int64, float64 (no NaN) or fixed-width unicode.
 
-    Equal identifiers stay equal (an int and the float of the same value are one unit; a string is never a
-    number). ``None``, NaN and mixed kinds raise a :class:`~dpstats.exceptions.DataValidationError` naming ``name``.
+    The encoding is injective: two identifiers share a canonical value only when they are equal as Python values
+    (an int and the float of the same value are one unit, -0.0 and 0.0 are one unit; a string is never a number,
+    and no two distinct identifiers are merged by a conversion). Identifiers are integers (booleans count as
+    0 and 1), floating-point numbers, strings, or ASCII byte strings, all of one kind. Integers and non-integer
+    floats together are compared as float64 when every integer is exactly a float64, as int64 when every float is
+    an int64 integer, and refused otherwise (:func:`describe_ids`, :func:`id_target`). Refused, with a
+    :class:`~dpstats.exceptions.DataValidationError` naming ``name`` and counting (never printing) the rows: missing
+    identifiers (None, NaN, NA), mixed kinds, other types, strings ending in a NUL character (NumPy's strings drop
+    it, which would merge them with the string without it), non-ASCII byte strings, and integers that neither
+    int64 nor float64 hold. The Dask engine applies the same rule block by block after reducing the blocks'
+    :func:`describe_ids`, so both engines give the same units.
     """
     values = np.asarray(ids)
     if values.ndim != 1:
         raise DataValidationError(f"{name} must be 1-D (one identifier per row); got shape {values.shape}")
-    if values.dtype == object:
-        values = _from_objects(values, name)
-    kind = values.dtype.kind
-    if kind == "b":
-        return values.astype(np.int64, copy=False)
-    if kind in "iu":
-        if kind == "u" and values.size and values.max() > np.iinfo(np.int64).max:
-            raise DataValidationError(f"{name} holds integers above 2^63 - 1; pass them as strings")
-        return values.astype(np.int64, copy=False)
+    return convert_ids(values, id_target(describe_ids(values), name))
+
+
+@dataclass(frozen=True)
+class IdSummary:
+    """What :func:`id_target` needs to know about some identifiers (counts only, never their values); summaries of
+    blocks add up to the summary of their concatenation."""
+
+    missing: int = 0
+    kinds: tuple = ()  # sorted (kind, count): "int", "float", "str", "bytes", or another type's name
+    wide_ints: int = 0  # integers outside the int64 range
+    inexact_ints: int = 0  # integers that float64 does not hold exactly
+    fractional: int = 0  # floats that are not int64 integers (a fraction, an infinity, or beyond the int64 range)
+    nul_ended: int = 0  # strings or byte strings ending in "\x00"
+    non_ascii: int = 0  # byte strings that are not ASCII
+
+    def __add__(self, other: IdSummary) -> IdSummary:
+        kinds = dict(self.kinds)
+        for kind, count in other.kinds:
+            kinds[kind] = kinds.get(kind, 0) + count
+        return IdSummary(
+            self.missing + other.missing,
+            tuple(sorted(kinds.items())),
+            *(getattr(self, f) + getattr(other, f) for f in ("wide_ints", "inexact_ints", "fractional")),
+            self.nul_ended + other.nul_ended,
+            self.non_ascii + other.non_ascii,
+        )
+
+
+_INT64_LIMIT = 2.0**63
+
+
+def describe_ids(values: np.ndarray) -> IdSummary:
+    """The :class:`IdSummary` of a 1-D array of identifiers (one pass; a Python loop for object arrays only)."""
+    size, kind = int(values.size), values.dtype.kind
+    if kind in "biu":
+        wide = int(np.count_nonzero(values > np.iinfo(np.int64).max)) if kind == "u" and size else 0
+        return IdSummary(kinds=(("int", size),), wide_ints=wide, inexact_ints=wide)
     if kind == "f":
+        values = values.astype(np.float64, copy=False)
         missing = int(np.count_nonzero(np.isnan(values)))
-        if missing:
-            raise DataValidationError(f"{name} has {missing} missing identifier(s) (NaN); every row needs its unit")
-        return values.astype(np.float64) + 0.0  # -0.0 and 0.0 are one identifier
-    if kind in "US":
-        return values.astype(str)
-    raise DataValidationError(f"{name} must hold integers, numbers or strings; got dtype {values.dtype}")
+        with np.errstate(invalid="ignore"):
+            whole = (values == np.floor(values)) & (np.abs(values) < _INT64_LIMIT)
+        fractional = size - missing - int(np.count_nonzero(whole))
+        return IdSummary(missing, (("float", size - missing),), fractional=fractional)
+    if kind == "U":
+        return IdSummary(kinds=(("str", size),))
+    if kind == "S":
+        width = values.dtype.itemsize
+        high = (np.ascontiguousarray(values).view(np.uint8).reshape(size, width) > 127).any(axis=1) if width else []
+        return IdSummary(kinds=(("bytes", size),), non_ascii=int(np.count_nonzero(high)))
+    if kind != "O":
+        return IdSummary(kinds=((str(values.dtype), size),))
+    return _describe_objects(values)
 
 
-def _from_objects(values: np.ndarray, name: str) -> np.ndarray:
-    """An object array of identifiers as one NumPy kind (all strings, or all numbers), or an error."""
-    missing = sum(1 for v in values if v is None or (isinstance(v, float) and v != v))
-    if missing:
-        raise DataValidationError(f"{name} has {missing} missing identifier(s) (None or NaN); every row needs its unit")
-    if all(isinstance(v, str) for v in values):
-        return values.astype(str)
-    if all(isinstance(v, numbers.Integral) for v in values):
-        try:
-            return values.astype(np.int64, copy=False)
-        except OverflowError as err:
-            raise DataValidationError(f"{name} holds integers outside the int64 range; pass them as strings") from err
-    if all(isinstance(v, numbers.Real) for v in values):
-        return values.astype(np.float64)
-    kinds = sorted({type(v).__name__ for v in values})
-    raise DataValidationError(f"{name} must hold identifiers of one kind (all numbers or all strings); got {kinds}")
+def _describe_objects(values: np.ndarray) -> IdSummary:
+    kinds: dict = {}
+    missing = wide = inexact = fractional = nul = non_ascii = 0
+    for v in values:
+        if v is None or type(v).__name__ in ("NAType", "NaTType"):
+            missing += 1
+            continue
+        if isinstance(v, str):
+            kind = "str"
+            nul += v.endswith("\x00")
+        elif isinstance(v, bytes):
+            kind = "bytes"
+            nul += v.endswith(b"\x00")
+            non_ascii += not v.isascii()
+        elif isinstance(v, (numbers.Integral, np.bool_)):
+            kind, v = "int", int(v)
+            wide += not -(2**63) <= v < 2**63
+            try:
+                inexact += float(v) != v
+            except OverflowError:
+                inexact += 1
+        elif isinstance(v, (float, np.floating)):
+            v = float(v)
+            if v != v:
+                missing += 1
+                continue
+            kind = "float"
+            fractional += not (v.is_integer() and abs(v) < _INT64_LIMIT)
+        else:
+            kind = type(v).__name__
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return IdSummary(missing, tuple(sorted(kinds.items())), wide, inexact, fractional, nul, non_ascii)
+
+
+def id_target(summary: IdSummary, name: str = "privacy_unit") -> str:
+    """The canonical kind of identifiers so summarised: ``"int64"``, ``"float64"`` or ``"str"``; or a
+    :class:`~dpstats.exceptions.DataValidationError` naming ``name`` (counts and type names only)."""
+    if summary.missing:
+        raise DataValidationError(
+            f"{name} has {summary.missing} missing identifier(s) (None, NaN or NA); every row needs its unit"
+        )
+    kinds = dict(summary.kinds)
+    allowed = "integers, floating-point numbers, strings or ASCII byte strings, all of one kind"
+    others = sorted(k for k in kinds if k not in ("int", "float", "str", "bytes"))
+    if others:
+        counted = ", ".join(f"{kinds[k]} of type {k}" for k in others)
+        raise DataValidationError(f"{name} must hold {allowed}; got {counted}")
+    textual = [k for k in ("str", "bytes") if k in kinds]
+    if (textual and len(kinds) > 1) or len(textual) > 1:
+        raise DataValidationError(
+            f"{name} must hold identifiers of one kind (all numbers or all strings); got {sorted(kinds)}"
+        )
+    if summary.nul_ended:
+        raise DataValidationError(
+            f"{name} has {summary.nul_ended} identifier(s) ending in a NUL character ('\\x00'), which NumPy strings "
+            "drop (they would merge with the same string without it); strip or re-encode them"
+        )
+    if summary.non_ascii:
+        raise DataValidationError(
+            f"{name} has {summary.non_ascii} byte string(s) that are not ASCII; decode them to str first "
+            "(e.g. with .decode('utf-8')), or pass integers"
+        )
+    if textual:
+        return "str"
+    if "float" not in kinds:
+        if summary.wide_ints:
+            raise DataValidationError(
+                f"{name} holds {summary.wide_ints} integer(s) outside the int64 range; pass them as strings"
+            )
+        return "int64"
+    if "int" not in kinds or not summary.inexact_ints:
+        return "float64"  # every integer is exactly a float64
+    if not summary.fractional and not summary.wide_ints:
+        return "int64"  # every float is an int64 integer
+    raise DataValidationError(
+        f"{name} mixes {summary.inexact_ints} integer(s) that float64 cannot hold exactly (beyond 2^53) with "
+        f"{summary.fractional} non-integer or out-of-range float(s): no numeric type holds both exactly, and "
+        "converting would merge distinct identifiers; pass them all as integers or all as strings"
+    )
+
+
+def convert_ids(values: np.ndarray, target: str) -> np.ndarray:
+    """Identifiers that :func:`id_target` accepted as ``target``, in their canonical form."""
+    if target == "str":
+        if values.dtype.kind == "O":
+            values = np.array([v.decode("ascii") if isinstance(v, bytes) else v for v in values], dtype=str)
+        return values.astype(str)  # ASCII byte strings decode; nothing is merged (no NUL ends, checked)
+    if target == "int64":
+        return values.astype(np.int64)  # floats here are int64 integers: exact
+    return values.astype(np.float64) + 0.0  # -0.0 and 0.0 are one identifier; integers here are exact floats
 
 
 def value_hashes(values: np.ndarray, key: int) -> np.ndarray:
@@ -108,35 +253,47 @@ def value_hashes(values: np.ndarray, key: int) -> np.ndarray:
 
 
 def _string_hashes(values: np.ndarray, salt: np.uint64) -> np.ndarray:
-    """Keyed hashes of fixed-width unicode strings: each code point times its own odd multiplier, summed, mixed."""
+    """Keyed hashes of fixed-width unicode strings: the code points of each string, up to its length, chained
+    through the finaliser (``h = mix(h ^ c)``), then its length. A string's hash does not depend on the array's
+    width (its padding is not hashed), and it is not linear in the code points (no two strings hash alike for
+    every key)."""
     width = max(1, values.dtype.itemsize // 4)
-    multipliers = mix(np.arange(1, width + 1, dtype=np.uint64) * _GOLDEN ^ salt) | np.uint64(1)
+    start_hash = mix(np.array([salt ^ _GOLDEN], dtype=np.uint64))[0]
     out = np.empty(values.size, dtype=np.uint64)
     for start in range(0, values.size, _HASH_BLOCK):
         block = np.ascontiguousarray(values[start : start + _HASH_BLOCK]).view(np.uint32).reshape(-1, width)
-        with np.errstate(over="ignore"):
-            out[start : start + _HASH_BLOCK] = np.einsum("ij,j->i", block.astype(np.uint64), multipliers)
-    return mix(out ^ salt)
+        nonzero = block != 0
+        length = np.where(nonzero.any(axis=1), width - np.argmax(nonzero[:, ::-1], axis=1), 0)
+        h = np.full(len(block), start_hash, dtype=np.uint64)
+        for j in range(int(length.max(initial=0))):
+            h = np.where(j < length, mix(h ^ block[:, j].astype(np.uint64)), h)
+        out[start : start + _HASH_BLOCK] = mix(h ^ length.astype(np.uint64))
+    return out
 
 
 def row_hashes(arrays: tuple, key: int) -> np.ndarray:
-    """A keyed 64-bit hash of each row of the row-aligned ``arrays`` (rows with equal bits, equal hashes)."""
+    """A keyed 64-bit hash of each row of the row-aligned ``arrays`` (rows with equal bits, equal hashes).
+
+    Every column's bits (a string column's keyed hash) are chained through the finaliser, ``h = mix(h ^ bits)``,
+    starting from a hash of the key: a non-linear function of the whole row, so rows that differ hash alike only by
+    chance under the random key (about 2^-64 a pair), never for every key (as a sum of the columns' bits times
+    constants would for rows that differ by the signs of two columns). A -0.0 and a 0.0 are different bits: two
+    different rows, either may be kept."""
     salt = np.uint64(key)
-    total = np.zeros(len(arrays[0]), dtype=np.uint64)
+    h = np.full(len(arrays[0]), mix(np.array([salt], dtype=np.uint64))[0], dtype=np.uint64)
     for index, array in enumerate(arrays):
         columns = np.asarray(array).reshape(len(array), -1)
         if columns.dtype.kind == "U":
-            part = np.zeros(len(array), dtype=np.uint64)
             for j in range(columns.shape[1]):
-                part = mix(part ^ _string_hashes(columns[:, j], salt))
-        else:  # the bits of the values (a −0.0 and a 0.0 are told apart: two different rows, either may be kept)
-            bits = np.ascontiguousarray(columns, dtype=np.float64).view(np.uint64)
-            multipliers = mix(np.arange(1, bits.shape[1] + 1, dtype=np.uint64) * _GOLDEN ^ salt) | np.uint64(1)
-            with np.errstate(over="ignore"):
-                part = np.einsum("ij,j->i", bits, multipliers)
+                h = mix(h ^ _string_hashes(columns[:, j], salt))
+        else:  # column by column, each contiguous: h = mix(h ^ bits), in place
+            bits = np.ascontiguousarray(np.asarray(columns, dtype=np.float64).T).view(np.uint64)
+            for column in bits:
+                h ^= column
+                _mix_in_place(h)
         with np.errstate(over="ignore"):
-            total = mix(total ^ part ^ np.uint64(index + 1) * _GOLDEN)
-    return total
+            h = mix(h ^ np.uint64(index + 1) * _GOLDEN)  # where one array ends
+    return h
 
 
 def select_rows(
@@ -165,7 +322,7 @@ def select_rows(
         The mask of kept rows (in the data's order) and the number of distinct units.
     """
     n = ids.size
-    order = np.argsort(ids)  # groups the units (exact equality); the order within a unit is never used
+    order = np.argsort(ids, kind="stable")  # groups the units (exact equality)
     grouped = ids[order]
     starts = np.flatnonzero(np.concatenate([[True], grouped[1:] != grouped[:-1]])) if n else np.zeros(0, np.int64)
     counts = np.diff(np.append(starts, n))
@@ -179,36 +336,41 @@ def select_rows(
 def _drop(order, starts, counts, heavy, ids, arrays, max_rows: int, key: int, salts) -> np.ndarray:
     """The rows (positions in the data) that units with more than ``max_rows`` rows do not keep.
 
-    The heavy units' rows are sorted by (unit, priority) in one pass over a combined 64-bit key: the unit's rank in
-    its high bits, the priority's leading bits below. Rows whose leading bits tie are (but for a 2^-(64 − b)
-    chance) identical rows of one unit, interchangeable, or get their own priorities as copies (below); the sort
-    is stable, so a tie of two different rows — which only the order of the data could then decide — needs the
-    leading bits of two priorities of one unit to collide."""
+    The heavy units' rows are sorted by (unit, full 64-bit priority). Rows of a unit whose priorities tie are
+    identical rows (interchangeable) or, with probability about 2^-64 a pair, a collision of the hash: the rows of
+    each tie are put in the order of their contents (:func:`_by_contents`), and the k-th of them gets a priority of
+    its own. So the kept rows of a unit are a function of its own rows (as a multiset) and the key: neither the
+    order of the table nor any other unit's rows can change them."""
     sizes = counts[heavy]
-    run = np.repeat(np.arange(heavy.size, dtype=np.uint64), sizes)  # the heavy unit of each of its rows
+    run = np.repeat(np.arange(heavy.size, dtype=np.int64), sizes)  # the heavy unit of each of its rows
     rows = order[np.flatnonzero(np.repeat(counts > max_rows, counts))]  # their positions in the data, by unit
     first = order[starts[heavy]]
     unit_hash = np.repeat(value_hashes(ids[first], key) if salts is None else salts[first], sizes)
     priority = mix(unit_hash ^ row_hashes(tuple(np.asarray(a)[rows] for a in arrays), key))
-    by = _by_unit_then_priority(run, priority, heavy.size)
+    by = np.lexsort((priority, run))  # run is sorted already: the rows by priority within their unit
     priority, rows = priority[by], rows[by]
-    twin = np.concatenate([[False], (priority[1:] == priority[:-1]) & (run[by][1:] == run[by][:-1])])
-    if twin.any():  # identical rows of a unit: the k-th copy gets a priority of its own
-        copy = ranks_within(np.diff(np.append(np.flatnonzero(~twin), twin.size)))
+    tie = (priority[1:] == priority[:-1]) & (run[1:] == run[:-1])
+    if tie.any():
+        tied = np.flatnonzero(np.concatenate([tie, [False]]) | np.concatenate([[False], tie]))
+        group = np.cumsum(np.concatenate([[True], ~tie]))[tied]  # which tie each tied row is in
+        rows[tied] = rows[tied][_by_contents(tuple(np.asarray(a)[rows[tied]] for a in arrays), group)]
+        copy = ranks_within(np.diff(np.append(np.flatnonzero(np.concatenate([[True], ~tie])), tie.size + 1)))
         with np.errstate(over="ignore"):
             priority = np.where(copy > 0, mix(priority ^ copy.astype(np.uint64) * _GOLDEN), priority)
-        again = _by_unit_then_priority(run, priority, heavy.size)  # run is unchanged by the first sort
+        again = np.lexsort((priority, run))  # stable: a further tie keeps the order by contents
         rows = rows[again]
     return rows[ranks_within(sizes) >= max_rows]  # ranks within each unit: the runs keep their place and sizes
 
 
-def _by_unit_then_priority(run: np.ndarray, priority: np.ndarray, units: int) -> np.ndarray:
-    """The stable order of the rows by (unit, priority), ``run`` being sorted by unit already."""
-    unit_bits = max(1, int(units - 1).bit_length())
-    if unit_bits > 40:  # more units than a combined key can tell apart (2^40): two keys
-        return np.lexsort((priority, run))
-    combined = (run << np.uint64(64 - unit_bits)) | (priority >> np.uint64(unit_bits))
-    return np.argsort(combined, kind="stable")
+def _by_contents(arrays: tuple, group: np.ndarray) -> np.ndarray:
+    """The order of rows by (``group``, their contents: the bits of every column, strings as strings)."""
+    keys = []
+    for array in arrays:
+        columns = array.reshape(len(array), -1)
+        if columns.dtype.kind != "U":
+            columns = np.ascontiguousarray(columns, dtype=np.float64).view(np.uint64)
+        keys.extend(columns[:, j] for j in range(columns.shape[1]))
+    return np.lexsort((*reversed(keys), group))
 
 
 def ranks_within(lengths: np.ndarray) -> np.ndarray:
