@@ -8,6 +8,7 @@ hardening of issue 27 it found (1,471 cases over 23 callables): 1,111 clear, 50 
 """
 
 import json
+import os
 import subprocess
 import sys
 from collections import Counter
@@ -17,10 +18,27 @@ HERE = Path(__file__).resolve().parent
 
 
 def test_every_bad_input_gets_a_clear_error_and_every_valid_one_its_result():
+    # the checkout under test first on the path: from tests/ an installed (editable) dpstats of another checkout
+    # would be imported instead
+    path = os.pathsep.join(p for p in (str(HERE.parent), os.environ.get("PYTHONPATH", "")) if p)
     run = subprocess.run(
-        [sys.executable, str(HERE / "_battery.py"), "--json"], capture_output=True, text=True, cwd=HERE, timeout=900
+        [sys.executable, str(HERE / "_battery.py"), "--json"],
+        capture_output=True,
+        text=True,
+        cwd=HERE,
+        timeout=900,
+        env={**os.environ, "PYTHONPATH": path},
     )
     assert run.returncode == 0, run.stderr[-3000:]
+    assert json.loads(
+        subprocess.run(
+            [sys.executable, "-c", "import json, dpstats; print(json.dumps(dpstats.__file__))"],
+            capture_output=True,
+            text=True,
+            cwd=HERE,
+            env={**os.environ, "PYTHONPATH": path},
+        ).stdout
+    ).startswith(str(HERE.parent))
     results = json.loads(run.stdout)
     wrong = [r for r in results if r["outcome"] not in ("clear", "valid")]
     report = "\n".join(f"{r['outcome']:8} {r['function']:22} {r['label']:45} {r['detail'][:120]}" for r in wrong)
