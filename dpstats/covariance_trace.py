@@ -94,7 +94,7 @@ from ._kernels.gram import norm_bound_squared, symmetric_from_upper
 from ._kernels.reduce import ExactSum
 from ._kernels.rows import PROFILE_BITS, norm_profile, row_norm_violations
 from ._rounding import ORTHONORMAL_MARGIN, UNIT_ROUNDOFF, gamma
-from ._validation import check_choice, check_delta, check_epsilon, check_int
+from ._validation import check_choice, check_columns, check_delta, check_epsilon, check_flag, check_int
 from .accounting import Accountant, charge, check_accountant
 from .accounting.events import PureDP, composed_gaussian
 from .accounting.zcdp import zcdp_epsilon
@@ -373,6 +373,7 @@ def _release(X, epsilon, delta, algorithm, eigenvalues, clip, privacy_unit, max_
     """The mechanism (module docstring): (noisy eigenvalues, orthonormal eigenvectors, radius², rows bound) of the
     estimate of XᵀX for rows of norm <= 1."""
     epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
+    clip = check_flag(clip, "clip")
     check_choice(algorithm, "algorithm", ALGORITHMS)
     check_choice(eigenvalues, "eigenvalues", EIGENVALUES)
     check_choice(noise, "noise", NOISE)
@@ -611,7 +612,7 @@ def pca_dong(
     (6, 2)
     """
     rng = check_rng(rng)
-    k = check_int(k, "k", low=1, high=as_array(X, "X", ndim=(2,)).shape[1])
+    k = check_int(k, "k", low=1, high=check_columns(as_array(X, "X", ndim=(2,))).shape[1])
     values, vectors, _, _ = _release(
         X, epsilon, delta, algorithm, eigenvalues, clip, privacy_unit, max_rows, rng, accountant, noise
     )
