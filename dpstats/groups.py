@@ -344,6 +344,12 @@ def _designed(grouping: Grouping, selection) -> Grouping:
             raise ParameterError("selection applies only to keys selected privately; the categories are public")
         return grouping
     k, m = grouping.keys_per_unit, grouping.rows_per_key
+    if k > MAX_GROUPS:  # max_groups=None: a unit's max_rows rows may fall in as many keys
+        raise ParameterError(
+            f"max_rows={m} without max_groups lets a unit hold {m} keys, and selecting keys privately allows at most "
+            f"{MAX_GROUPS} keys per unit: pass max_groups (at most {MAX_GROUPS}), or max_rows <= {MAX_GROUPS}, or the "
+            "public keys as categories"
+        )
     countable = "count" in SHARES[grouping.kind] and m == 1  # distinct units per key = rows per key
     if selection is None:
         selection = "laplace" if k == 1 else ("gaussian" if countable else "weighted")

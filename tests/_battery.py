@@ -1192,6 +1192,14 @@ def group_cases() -> list[Case]:
                     _grouped,
                 )
             )
+    found.append(
+        Case(
+            "count",
+            "selected, units: max_rows=10**6 without max_groups",
+            lambda acc: dps.count(x, 1.0, 1e-6, by=KEYS, privacy_unit=UNITS, max_rows=10**6, rng=0, accountant=acc),
+            ("max_rows",),
+        )
+    )
     # histogram of unknown keys
     found += _cases_for(
         "histogram",

@@ -5,8 +5,8 @@ The battery runs in a subprocess, with an address-space limit and an alarm per c
 or an endless loop is classified (as ``unclear`` or ``hang``) instead of taking the test run down. Before the
 hardening of issue 27 it found (1,471 cases over 23 callables): 1,111 clear, 50 valid, 103 unclear, 203 silent,
 1 valid input refused, 1 error after the charge and 2 hangs. The cases added for covariance (Amin, Dong), the private
-norm bound and group-by releases (2,578 cases over 26 callables in all) found, before their fixes: 37 unclear, 63
-silent, 2 valid inputs refused and 6 hangs.
+norm bound and group-by releases (2,579 cases over 26 callables in all) found, before their fixes: 37 unclear, 63
+silent, 2 valid inputs refused and 7 hangs.
 """
 
 import json
