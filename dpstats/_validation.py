@@ -58,8 +58,9 @@ def check_int(value, name: str, *, low: int = 1, high: int | None = None) -> int
 
 
 def check_choice(value, name: str, choices) -> str:
-    """Return ``value`` after checking it is one of ``choices``."""
-    if value not in choices:
+    """Return ``value`` after checking it is one of ``choices`` (of the same type: an array, a list or a number is
+    never compared element by element with a name)."""
+    if not any(isinstance(value, type(c)) and bool(value == c) for c in choices):
         allowed = ", ".join(repr(c) for c in choices)
         raise ParameterError(f"{name} must be one of {allowed}; got {value!r}")
     return value

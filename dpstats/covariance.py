@@ -77,7 +77,7 @@ from ._kernels.gram import float_gram_error, norm_bound_squared
 from ._kernels.rows import row_norm_violations
 from ._rounding import UNIT_ROUNDOFF, gamma
 from ._trace import draw, observe
-from ._validation import check_choice, check_delta, check_epsilon, check_int, check_positive
+from ._validation import check_choice, check_delta, check_epsilon, check_flag, check_int, check_positive
 from .accounting import Accountant, charge, check_accountant, split_epsilon
 from .accounting.events import Exponential, PureDP
 from .accounting.plan import split_weighted
@@ -86,6 +86,7 @@ from .covariance_trace import covariance_dong
 from .exceptions import DataValidationError, ParameterError
 from .noise.random import check_rng, describe_source
 from .noise.release import Statistic, make_noise
+from .preprocessing import RADIUS_SHARE, to_unit_rows
 
 __all__ = ["METHODS", "SPLITS", "amin_eigen", "covariance"]
 
@@ -245,7 +246,7 @@ def amin_eigen(
     """
     from scipy.linalg import eigh
 
-    epsilon, rng = check_epsilon(epsilon), check_rng(rng)
+    epsilon, rng, clip = check_epsilon(epsilon), check_rng(rng), check_flag(clip, "clip")
     check_choice(split, "split", SPLITS)
     share = _check_share(eigenvalue_share)
     check_accountant(accountant)
@@ -305,26 +306,42 @@ def _amin(
     rank: int | None = None,
     split: str = "uniform",
     eigenvalue_share: float = 0.5,
+    norm_bound=None,
+    radius_share: float = RADIUS_SHARE,
     clip: bool = False,
     privacy_unit=None,
     max_rows: int | None = None,
     rng=None,
     accountant: Accountant | None = None,
 ) -> np.ndarray:
-    values, vectors = amin_eigen(
+    """Amin et al.'s estimate of XᵀX; with ``norm_bound`` (a public R or ``"private"``) the rows are divided by the
+    bound first (:func:`dpstats.preprocessing.to_unit_rows`) and the estimate multiplied by R² (post-processing)."""
+    epsilon, rng = check_epsilon(epsilon), check_rng(rng)
+    rows = to_unit_rows(
         X,
+        norm_bound,
         epsilon,
-        rank=rank,
-        split=split,
-        eigenvalue_share=eigenvalue_share,
+        radius_share=radius_share,
         clip=clip,
         privacy_unit=privacy_unit,
         max_rows=max_rows,
         rng=rng,
         accountant=accountant,
     )
+    values, vectors = amin_eigen(
+        rows.X,
+        rows.epsilon,
+        rank=rank,
+        split=split,
+        eigenvalue_share=eigenvalue_share,
+        clip=rows.clip,
+        privacy_unit=rows.privacy_unit,
+        max_rows=max_rows,
+        rng=rng,
+        accountant=rows.accountant,
+    )
     estimate = (vectors * np.maximum(values, 0.0)) @ vectors.T
-    return (estimate + estimate.T) / 2.0
+    return (estimate + estimate.T) * (0.5 * rows.radius**2)
 
 
 #: method name -> function(X, epsilon, *, clip, privacy_unit, max_rows, rng, accountant, **options) returning the
@@ -333,6 +350,12 @@ METHODS: dict[str, Callable[..., np.ndarray]] = {"amin": _amin, "dong": covarian
 
 #: Methods that are pure ε-DP (δ is not passed to them).
 PURE_METHODS = frozenset({"amin"})
+
+#: The keyword options :func:`covariance` passes on to each method (checked before anything is read).
+OPTIONS = {
+    "amin": ("rank", "split", "eigenvalue_share", "norm_bound", "radius_share"),
+    "dong": ("algorithm", "eigenvalues", "norm_bound", "radius_share", "noise"),
+}
 
 
 @named_rows("features")
@@ -362,7 +385,9 @@ def covariance(
     score), 2mR² and mR² with a unit of at most m rows; calibration and the
     differences from the paper in :mod:`dpstats.covariance`. Options:
     ``rank`` (a rank-r estimate from r eigenpairs), ``split``,
-    ``eigenvalue_share``.
+    ``eigenvalue_share``, ``norm_bound`` and ``radius_share`` (as for
+    ``"dong"``: rows divided by a public or private bound R, the estimate
+    multiplied by R²).
 
     ``method="dong"`` (δ > 0, Gaussian noise): Dong, Liang & Yi (NeurIPS 2022),
     :func:`dpstats.covariance_dong` (AdaptiveCov by default, SeparateCov with
@@ -415,6 +440,11 @@ def covariance(
     """
     check_choice(method, "method", tuple(METHODS))
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    for option in options:
+        if option not in OPTIONS[method]:
+            takers = [m for m, names in OPTIONS.items() if option in names]
+            where = f"an option of method={' or '.join(map(repr, takers))}" if takers else "not an option of covariance"
+            raise ParameterError(f"{option} is {where}; method={method!r} takes {', '.join(OPTIONS[method])}")
     common = {"clip": clip, "privacy_unit": privacy_unit, "max_rows": max_rows, "rng": rng, "accountant": accountant}
     if method in PURE_METHODS:
         return METHODS[method](X, epsilon, **common, **options)

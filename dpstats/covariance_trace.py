@@ -94,7 +94,8 @@ from ._kernels.gram import norm_bound_squared, symmetric_from_upper
 from ._kernels.reduce import ExactSum
 from ._kernels.rows import PROFILE_BITS, norm_profile, row_norm_violations
 from ._rounding import ORTHONORMAL_MARGIN, UNIT_ROUNDOFF, gamma
-from ._validation import check_choice, check_delta, check_epsilon, check_int
+from ._trace import draw, observe
+from ._validation import check_choice, check_columns, check_delta, check_epsilon, check_flag, check_int
 from .accounting import Accountant, charge, check_accountant
 from .accounting.events import PureDP, composed_gaussian
 from .accounting.zcdp import zcdp_epsilon
@@ -308,14 +309,21 @@ def _choose_radius(counts: np.ndarray, trace: float, d: int, m: int, plan: _Plan
     drawn at once (the ones after the first to fire are never used)."""
     step = 1 << _SVT_BITS
     eps_num = math.floor(Fraction(plan.epsilon_svt) * (1 << _EPSILON_BITS))  # ε′ = eps_num / 2^40 <= ε_svt
-    threshold = int(discrete_laplace(2 * step << _EPSILON_BITS, eps_num, (), rng))  # scale 2·2^12/ε′
-    noise = discrete_laplace(4 * step << _EPSILON_BITS, eps_num, RADII, rng)  # scale 4·2^12/ε′ each
-    for j, bias in enumerate(_clipping_bias(counts)):
-        radius = 2.0**-j
-        predicted = min(_predicted_errors(radius, trace, d, plan))
-        if math.floor((bias - Fraction(predicted)) * step / m) + int(noise[j]) >= threshold:
-            return min(1.0, 2.0 * radius)
-    return 2.0 ** -(RADII - 1)
+    queries = [
+        math.floor((bias - Fraction(min(_predicted_errors(2.0**-j, trace, d, plan)))) * step / m)
+        for j, bias in enumerate(_clipping_bias(counts))
+    ]
+    observe("sparse vector queries (clipping bias - predicted error)", queries, sensitivity=step, norm="linf")
+
+    def sample() -> float:
+        threshold = int(discrete_laplace(2 * step << _EPSILON_BITS, eps_num, (), rng))  # scale 2·2^12/ε′
+        noise = discrete_laplace(4 * step << _EPSILON_BITS, eps_num, RADII, rng)  # scale 4·2^12/ε′ each
+        for j, query in enumerate(queries):
+            if query + int(noise[j]) >= threshold:
+                return min(1.0, 2.0 ** (1 - j))
+        return 2.0 ** -(RADII - 1)
+
+    return draw("sparse vector (AboveThreshold): the clipping radius", rng, sample)
 
 
 # ----------------------------------------------------------------------------- the releases
@@ -373,6 +381,7 @@ def _release(X, epsilon, delta, algorithm, eigenvalues, clip, privacy_unit, max_
     """The mechanism (module docstring): (noisy eigenvalues, orthonormal eigenvectors, radius², rows bound) of the
     estimate of XᵀX for rows of norm <= 1."""
     epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
+    clip = check_flag(clip, "clip")
     check_choice(algorithm, "algorithm", ALGORITHMS)
     check_choice(eigenvalues, "eigenvalues", EIGENVALUES)
     check_choice(noise, "noise", NOISE)
@@ -611,7 +620,7 @@ def pca_dong(
     (6, 2)
     """
     rng = check_rng(rng)
-    k = check_int(k, "k", low=1, high=as_array(X, "X", ndim=(2,)).shape[1])
+    k = check_int(k, "k", low=1, high=check_columns(as_array(X, "X", ndim=(2,))).shape[1])
     values, vectors, _, _ = _release(
         X, epsilon, delta, algorithm, eigenvalues, clip, privacy_unit, max_rows, rng, accountant, noise
     )

@@ -247,6 +247,7 @@ def mean(
         With ``by`` and ``privacy_unit``: the public number of keys each unit
         keeps (chosen at random); ``max_rows`` then counts its rows in each
         kept key. Without it a unit's ``max_rows`` rows may fall in any keys.
+        At most 4096 (:data:`dpstats.noise.selection.MAX_GROUPS`).
     selection : {"laplace", "gaussian", "weighted"}, optional
         With ``by`` and no ``categories``: how keys are selected
         (:mod:`dpstats.noise.selection`). Default: Laplace thresholding when a

@@ -116,7 +116,7 @@ from ._rounding import l1_up, l2_up
 from ._validation import check_bounds, check_choice, check_int
 from .exceptions import DataValidationError, OutOfBoundsError, ParameterError
 from .noise.release import NOISE, Statistic
-from .noise.selection import POLICIES, Selection, calibrate_selection
+from .noise.selection import MAX_GROUPS, POLICIES, Selection, calibrate_selection
 
 __all__ = ["SHARES", "Grouping", "grouped", "quantile_sensitivity"]
 
@@ -162,6 +162,8 @@ class Grouping:
         Whether the selection's noisy unit counts are the released row counts.
     polars : bool
         Results as a polars DataFrame.
+    key_label : str
+        The argument that holds the keys ("by", or "x" for a histogram of keys), for error messages.
     """
 
     kind: str
@@ -175,6 +177,7 @@ class Grouping:
     policy: str | None
     reuse: bool
     polars: bool
+    key_label: str = "by"
 
     @property
     def columns(self) -> int:
@@ -284,8 +287,14 @@ def prepare(
         x, keys, key_name = *_key_column(x, by, values), by
     else:
         keys, key_name = identifiers(by_index(by, x, "by"), "by"), getattr(by, "name", None)
+    key_label = "x" if keys_in_x else "by"
+    if not is_lazy(keys) and np.ndim(keys) != 1:
+        raise DataValidationError(
+            f"{key_label} must be 1-D, one key per row; got {_shape_of(keys)} (a list of lists, a matrix or a mapping "
+            "is not a column of keys)"
+        )
     if max_groups is not None:
-        max_groups = check_int(max_groups, "max_groups")
+        max_groups = check_int(max_groups, "max_groups", high=MAX_GROUPS)
         if units is None:
             raise ParameterError(
                 f"max_groups applies only with privacy_unit: without one every row is its own unit, in one key; "
@@ -311,13 +320,21 @@ def prepare(
     else:
         rows = _length(keys) if keys_in_x or isinstance(by, str) else _length(x)
     if _length(keys) != rows:
-        raise DataValidationError(f"by must have one key per row of x ({rows} rows); got {_length(keys)} keys")
+        raise DataValidationError(f"{key_label} must have one key per row of x ({rows} rows); got {_length(keys)} keys")
     if rows < 1:
         raise DataValidationError("x must hold at least one record; got none")
     if units is not None:
         units = units.aligned(rows, lazy=is_lazy(keys) or is_lazy(array))
-    grouping = Grouping(kind, keys, key_name, array, table, units, max_groups, categories, None, False, polars)
+    grouping = Grouping(
+        kind, keys, key_name, array, table, units, max_groups, categories, None, False, polars, key_label
+    )
     return _designed(grouping, selection)
+
+
+def _shape_of(keys) -> str:
+    """What the keys are, for an error message (their shape or type, never their values)."""
+    shape = np.shape(keys)
+    return f"an array of shape {shape}" if shape else f"a {type(keys).__name__}"
 
 
 def _designed(grouping: Grouping, selection) -> Grouping:
@@ -327,6 +344,12 @@ def _designed(grouping: Grouping, selection) -> Grouping:
             raise ParameterError("selection applies only to keys selected privately; the categories are public")
         return grouping
     k, m = grouping.keys_per_unit, grouping.rows_per_key
+    if k > MAX_GROUPS:  # max_groups=None: a unit's max_rows rows may fall in as many keys
+        raise ParameterError(
+            f"max_rows={m} without max_groups lets a unit hold {m} keys, and selecting keys privately allows at most "
+            f"{MAX_GROUPS} keys per unit: pass max_groups (at most {MAX_GROUPS}), or max_rows <= {MAX_GROUPS}, or the "
+            "public keys as categories"
+        )
     countable = "count" in SHARES[grouping.kind] and m == 1  # distinct units per key = rows per key
     if selection is None:
         selection = "laplace" if k == 1 else ("gaussian" if countable else "weighted")
@@ -391,18 +414,20 @@ def group_table(grouping: Grouping, rng, *, grid: FixedPoint | None = None, clip
         squares=grouping.kind == "variance",
         cells=cells,
         categories=None if grouping.categories is None else tuple(grouping.categories),
+        name=grouping.key_label,
     )
     values = grouping.values if (grid is not None or cells is not None) else None
     table = key_table(grouping.keys, None if grouping.units is None else grouping.units.ids, values, spec)
     if table.missing:
         raise DataValidationError(
-            f"by has {table.missing} missing key(s) (None, NaN or null): a missing value is not a key. Drop those "
-            "rows, or fill them with a key of your own (for example by.fillna('unknown'))"
+            f"{grouping.key_label} has {table.missing} missing key(s) (None, NaN or null): a missing value is not a "
+            f"key. Drop those rows, or fill them with a key of your own (for example "
+            f"{grouping.key_label}.fillna('unknown'))"
         )
     if table.outside:
         raise OutOfBoundsError(
-            f"by has {table.outside} key(s) that are not in the public categories (missing values count as "
-            "outside); add them to categories, or keep only the rows whose key is in the list"
+            f"{grouping.key_label} has {table.outside} key(s) that are not in the public categories (missing values "
+            "count as outside); add them to categories, or keep only the rows whose key is in the list"
         )
     return table
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._engine import as_array, check_row_norms, take_units
-from ._validation import check_bounds, check_columns, check_epsilon, check_finite, check_positive
+from ._validation import check_bounds, check_columns, check_epsilon, check_finite, check_flag, check_positive
 from .accounting import Accountant, check_accountant, split_weighted, with_pending
 from .accounting.events import Exponential
 from .exceptions import ParameterError
@@ -242,7 +242,8 @@ def to_unit_rows(
     epsilon : float
         ε of the whole release (the bound and the mechanism).
     radius_share : float, default 0.1
-        With ``"private"``: the part of ε spent on the bound, 0 < share < 1 (public).
+        With ``"private"``: the part of ε spent on the bound, 0 < share < 1 (public; checked whatever
+        ``norm_bound`` is, so that a bad value never passes unnoticed).
     clip : bool, default False
         Scale rows above a public bound down to it instead of raising (implied by ``"private"``).
     privacy_unit, max_rows
@@ -265,10 +266,12 @@ def to_unit_rows(
     >>> round(rows.epsilon, 12), rows.radius > 40, bool(np.sqrt((rows.X ** 2).sum(axis=1)).max() <= 1 + 1e-9)
     (0.9, True, True)
     """
-    if norm_bound is None:
-        return UnitRows(X, 1.0, epsilon, privacy_unit, clip, accountant)
+    clip = check_flag(clip, "clip")
+    share = _fraction(radius_share, "radius_share", upper_inclusive=False)  # checked whatever the bound
     if isinstance(norm_bound, str) and norm_bound != "private" or isinstance(norm_bound, bool):
         raise ParameterError(f"norm_bound must be None, a number > 0 or 'private'; got {norm_bound!r}")
+    if norm_bound is None:
+        return UnitRows(X, 1.0, epsilon, privacy_unit, clip, accountant)
     check_accountant(accountant)
     X, units = take_units(X, privacy_unit, max_rows, "X")
     ids = None if units is None else units.ids
@@ -276,7 +279,6 @@ def to_unit_rows(
         radius = check_positive(norm_bound, "norm_bound")
         rows = check_row_norms(as_array(X, "X", ndim=(2,)), "X", max_norm=radius, clip=clip)
         return UnitRows(rows * (1.0 / radius), radius, epsilon, ids, False, accountant)
-    share = _fraction(radius_share, "radius_share", upper_inclusive=False)
     epsilon_bound, epsilon_rest = split_weighted(epsilon, [share, 1.0 - share])
     check_epsilon(epsilon_bound, "epsilon share of the norm bound (epsilon * radius_share)")
     radius = private_norm_bound(X, epsilon_bound, privacy_unit=ids, max_rows=max_rows, rng=check_rng(rng))

@@ -169,17 +169,20 @@ def _matrix_variants(name: str) -> dict:
 # ----------------------------------------------------------------------------- the cases
 
 
-def _cases_for(function: str, call, base_args: tuple, base_kwargs: dict, data_names: tuple, mutations: dict):
+def _cases_for(
+    function: str, call, base_args: tuple, base_kwargs: dict, data_names: tuple, mutations: dict, prefix: str = ""
+):
     """Cases of ``function``: the valid base call, then one per (parameter, bad value) of ``mutations``.
 
     ``mutations``: parameter name -> (values (a dict label -> value, or a list), names a correct error names, or
-    None for valid values, and an optional check). Data parameters (``data_names``) are positional."""
+    None for valid values, and an optional check). Data parameters (``data_names``) are positional. ``prefix``
+    starts every label (one function, several base calls)."""
 
     def make(args, kwargs):
         charged = "accountant" in kwargs and kwargs["accountant"] is None  # the base call's: the battery's accountant
         return lambda acc: call(*args, **({**kwargs, "accountant": acc} if charged else kwargs))
 
-    found = [Case(function, "valid base call", make(base_args, base_kwargs), None, _always)]
+    found = [Case(function, f"{prefix}valid base call", make(base_args, base_kwargs), None, _always)]
     for param, spec in mutations.items():
         if param in FLAGS and not _supported(call, param):
             continue  # a flag this version does not have
@@ -192,7 +195,7 @@ def _cases_for(function: str, call, base_args: tuple, base_kwargs: dict, data_na
                 args[data_names.index(param)] = value
             else:
                 kwargs[param] = value
-            found.append(Case(function, f"{param}={label}", make(tuple(args), kwargs), names, check))
+            found.append(Case(function, f"{prefix}{param}={label}", make(tuple(args), kwargs), names, check))
     return found
 
 
@@ -809,6 +812,439 @@ def hole_cases() -> list[Case]:
     ]
 
 
+# ----------------------------------------------------------------------------- features after issue 27: covariance,
+# Dong et al., the private norm bound, group-by releases
+
+KEYS = np.array(["a", "b"] * 20)
+RAW = 40 * X  # rows of norm up to ~35: a norm bound is needed
+
+BAD_METHOD = {"unknown": "xx", "None": None, "upper case": "AMIN", "number": 1, "list": ["amin"]}
+BAD_NORM_BOUND = {
+    "negative": -1.0,
+    "zero": 0,
+    "nan": math.nan,
+    "inf": math.inf,
+    "other string": "public",
+    "capitalised": "Private",
+    "bool": True,
+    "list": [1.0],
+    "complex": 1j,
+    "digit string": "2",
+}
+BAD_SHARE = {"zero": 0, "one": 1, "nan": math.nan, "negative": -0.1, "above one": 1.5, "string": "0.1", "bool": True}
+
+
+def _square(d: int):
+    return lambda v: np.shape(v) == (d, d) and _finite(v) and bool(np.allclose(np.asarray(v), np.asarray(v).T))
+
+
+def _columns(d: int, k: int):
+    return lambda v: np.shape(v) == (d, k) and _finite(v)
+
+
+def _norm_bound_mutations(with_share: bool = True) -> dict:
+    found = {"norm_bound": (BAD_NORM_BOUND, ("norm_bound",))}
+    if with_share:
+        found["radius_share"] = (BAD_SHARE, ("radius_share",))
+    return found
+
+
+def covariance_cases() -> list[Case]:
+    from dpstats.covariance_trace import covariance_dong, pca_dong
+
+    matrices = {**_matrix_variants("X"), "row norm > 1": 3 * X}
+    base = {"rng": 0, "accountant": None}
+    found = _cases_for(
+        "covariance",
+        dps.covariance,
+        (X,),
+        {"epsilon": 1.0, **base},
+        ("X",),
+        {
+            "X": (matrices, ("X",)),
+            **_common(noise=False, flags=("clip",)),
+            "method": (BAD_METHOD, ("method",)),
+            "rank": ({"zero": 0, "above d": 4, "float": 1.5, "string": "2", "bool": True}, ("rank",)),
+            "split": ({"unknown": "xx", "None": None}, ("split",)),
+            "eigenvalue_share": ({"zero": 0, "one": 1, "nan": math.nan, "string": "0.5"}, ("eigenvalue_share",)),
+            "foo": ({"unknown option": 1}, ("foo",)),
+            "algorithm": ({"a dong option": "adaptive"}, ("algorithm",)),
+            "norm_bound": ({**BAD_NORM_BOUND}, ("norm_bound",)),
+        },
+        prefix="amin: ",
+    )
+    found += _cases_for(
+        "covariance",
+        dps.covariance,
+        (X,),
+        {"epsilon": 1.0, "delta": 1e-6, "method": "dong", **base},
+        ("X",),
+        {
+            "X": (matrices, ("X",)),
+            **_common(flags=("clip",)),
+            "delta": ({"zero": 0.0, **{repr(v): v for v in BAD_DELTA}}, ("delta",)),
+            "algorithm": ({"unknown": "xx", "None": None}, ("algorithm",)),
+            "eigenvalues": ({"unknown": "xx", "spectrum with exact noise": "spectrum"}, ("eigenvalues",)),
+            "rank": ({"an amin option": 2}, ("rank",)),
+            **_norm_bound_mutations(),
+            **_units(),
+        },
+        prefix="dong: ",
+    )
+    for label, kwargs, check in (
+        ("amin, norm_bound=private", {"norm_bound": "private"}, _square(3)),
+        ("amin, norm_bound=50, raw rows", {"norm_bound": 50.0}, _square(3)),
+        ("dong, norm_bound=private, raw rows", {"method": "dong", "delta": 1e-6, "norm_bound": "private"}, _square(3)),
+        ("dong, norm_bound=50, raw rows", {"method": "dong", "delta": 1e-6, "norm_bound": 50.0}, _square(3)),
+        ("dong separate", {"method": "dong", "delta": 1e-6, "algorithm": "separate"}, _square(3)),
+        ("dong units", {"method": "dong", "delta": 1e-6, "privacy_unit": UNITS, "max_rows": 2}, _square(3)),
+    ):
+        data = X if "raw" not in label else RAW
+        found.append(
+            Case(
+                "covariance",
+                label,
+                (lambda d, kw: lambda acc: dps.covariance(d, 1.0, rng=0, accountant=acc, **kw))(data, kwargs),
+                None,
+                check,
+            )
+        )
+    found += _cases_for(
+        "covariance_dong",
+        covariance_dong,
+        (X,),
+        {"epsilon": 1.0, "delta": 1e-6, **base},
+        ("X",),
+        {
+            "X": (matrices, ("X",)),
+            **_common(flags=("clip",)),
+            "delta": ({"zero": 0.0, **{repr(v): v for v in BAD_DELTA}}, ("delta",)),
+            "algorithm": ({"unknown": "xx", "None": None, "number": 1}, ("algorithm",)),
+            "eigenvalues": ({"unknown": "xx", "spectrum with exact noise": "spectrum"}, ("eigenvalues",)),
+            **_norm_bound_mutations(),
+            **_units(),
+        },
+    )
+    found += _cases_for(
+        "pca_dong",
+        pca_dong,
+        (X, 2),
+        {"epsilon": 1.0, "delta": 1e-6, **base},
+        ("X", "k"),
+        {
+            "X": (matrices, ("X",)),
+            "k": (BAD_COUNT + [4], ("k",)),
+            **_common(flags=("clip",)),
+            "delta": ({"zero": 0.0, **{repr(v): v for v in BAD_DELTA}}, ("delta",)),
+            "algorithm": ({"unknown": "xx", "None": None}, ("algorithm",)),
+            "eigenvalues": ({"unknown": "xx"}, ("eigenvalues",)),
+            **_units(),
+        },
+    )
+    return found
+
+
+def norm_bound_cases() -> list[Case]:
+    """pca (every DP mechanism), cca, DPPCA and DPCCA with a public or private norm bound."""
+    found = []
+    for mechanism in ("ag", "ppm", "ppca", "amin", "dong"):
+        delta = 0.0 if mechanism in ("ppca", "amin") else 1e-6
+        found += _cases_for(
+            "pca",
+            dps.pca,
+            (RAW, 2),
+            {
+                "epsilon": 1.0,
+                "delta": delta,
+                "mechanism": mechanism,
+                "norm_bound": "private",
+                "rng": 0,
+                "accountant": None,
+            },
+            ("X", "k"),
+            {
+                "norm_bound": (BAD_NORM_BOUND, ("norm_bound",)),
+                "radius_share": (BAD_SHARE, ("radius_share",)),
+                "epsilon": (BAD_EPSILON, ("epsilon",)),
+                "k": ({"zero": 0, "above d": 4}, ("k",)),
+            },
+            prefix=f"{mechanism}, private bound: ",
+        )
+        found.append(
+            Case(
+                "pca",
+                f"{mechanism}, norm_bound=50",
+                (
+                    lambda m, dl: (
+                        lambda acc: dps.pca(RAW, 2, 1.0, dl, mechanism=m, norm_bound=50.0, rng=0, accountant=acc)
+                    )
+                )(mechanism, delta),
+                None,
+                _columns(3, 2),
+            )
+        )
+        found.append(
+            Case(
+                "pca",
+                f"{mechanism}, norm_bound=1, raw rows",
+                (
+                    lambda m, dl: (
+                        lambda acc: dps.pca(RAW, 2, 1.0, dl, mechanism=m, norm_bound=1.0, rng=0, accountant=acc)
+                    )
+                )(mechanism, delta),
+                ("X", "norm_bound"),
+            )
+        )
+    found.append(
+        Case(
+            "pca",
+            "dong with an amin option",
+            lambda acc: dps.pca(X, 2, 1.0, 1e-6, mechanism="dong", split="uniform", rng=0, accountant=acc),
+            ("split",),
+        )
+    )
+    found.append(
+        Case(
+            "pca",
+            "dong, delta=0",
+            lambda acc: dps.pca(X, 2, 1.0, 0.0, mechanism="dong", rng=0, accountant=acc),
+            ("delta",),
+        )
+    )
+    found.append(
+        Case(
+            "pca",
+            "sn, norm_bound=private",
+            lambda acc: dps.pca(X, 2, 1.0, mechanism="sn", norm_bound="private", rng=0, accountant=acc),
+            ("norm_bound", "sn"),
+        )
+    )
+    found.append(
+        Case(
+            "pca",
+            "radius_share without a private bound",
+            lambda acc: dps.pca(X, 2, 1.0, radius_share=math.nan, rng=0, accountant=acc),
+            ("radius_share",),
+        )
+    )
+    found += _cases_for(
+        "cca",
+        dps.cca,
+        (RAW, 30 * Y, 1),
+        {"epsilon": 1.0, "delta": 1e-6, "norm_bound": "private", "rng": 0, "accountant": None},
+        ("X", "Y", "k"),
+        {**_norm_bound_mutations(), "epsilon": (BAD_EPSILON, ("epsilon",))},
+        prefix="private bound: ",
+    )
+    for name, make, data in (
+        ("DPPCA", lambda **kw: DPPCA(**{"n_components": 2, "random_state": 0, **kw}), (RAW,)),
+        ("DPCCA", lambda **kw: DPCCA(**{"n_components": 1, "random_state": 0, **kw}), (RAW, 30 * Y)),
+    ):
+        found.append(Case(name, "norm_bound=private", _fit(make(norm_bound="private"), *data), None, _always))
+        found.append(Case(name, "norm_bound=50", _fit(make(norm_bound=50.0), *data), None, _always))
+        for label, value in BAD_NORM_BOUND.items():
+            found.append(Case(name, f"norm_bound={label}", _fit(make(norm_bound=value), *data), ("norm_bound",)))
+        for label, value in BAD_SHARE.items():
+            found.append(
+                Case(
+                    name,
+                    f"radius_share={label}",
+                    _fit(make(norm_bound="private", radius_share=value), *data),
+                    ("radius_share",),
+                )
+            )
+    found.append(
+        Case(
+            "DPPCA",
+            "mechanism=dong, norm_bound=private",
+            _fit(DPPCA(2, mechanism="dong", norm_bound="private", random_state=0), RAW),
+            None,
+            _always,
+        )
+    )
+    return found
+
+
+def _keys_with(value, dtype=object):
+    keys = np.array(KEYS, dtype=dtype)
+    keys[3] = value
+    return keys
+
+
+def _bad_by() -> dict:
+    return {
+        "wrong length": KEYS[:5],
+        "NaN keys": np.where(np.arange(40) % 7 == 0, math.nan, np.arange(40) % 2.0),
+        "None key": _keys_with(None),
+        "mixed kinds": _keys_with(1),
+        "unhashable": [[k] for k in KEYS],
+        "unhashable objects": _keys_with({"a": 1}),
+        "2-D": KEYS.reshape(20, 2),
+        "scalar": 5,
+        "column name without a table": "city",
+        "dict": {"a": 1},
+        "complex": 1j * np.arange(40),
+        "empty": [],
+    }
+
+
+def _bad_groups() -> dict:
+    """Bad ``max_groups``; 2^20 took minutes to calibrate (a hang) before the cap."""
+    return {"zero": 0, "negative": -1, "float": 1.5, "string": "2", "bool": True, "huge": 10**30, "2^20": 2**20}
+
+
+def _grouped(value) -> bool:
+    import pandas as pd
+
+    return isinstance(value, (pd.Series, pd.DataFrame)) and _finite(np.asarray(value, dtype=np.float64))
+
+
+def group_cases() -> list[Case]:
+    found = []
+    categories = {
+        "duplicates": ["a", "a", "b"],
+        "NaN": ["a", "b", math.nan],
+        "None": ["a", "b", None],
+        "empty": [],
+        "a string": "ab",
+        "unhashable": [["a"], ["b"]],
+        "missing a key of the data": ["a"],
+        "mixed kinds": ["a", "b", 1],
+    }
+    for name in ("count", "sum", "mean", "variance", "quantile"):
+        function = getattr(dps, name)
+        if name == "quantile":
+            args, data_names, extra = (x, 0.5), ("x", "q"), {"bounds": (0, 1)}
+        elif name == "count":
+            args, data_names, extra = (x,), ("x",), {}
+        else:
+            args, data_names, extra = (x,), ("x",), {"bounds": (0, 1)}
+        common = {
+            "epsilon": (BAD_EPSILON, ("epsilon",)),
+            "by": (_bad_by(), ("by",)),
+            "rng": (BAD_RNG, ("rng",)),
+        }
+        # public keys
+        found += _cases_for(
+            name,
+            function,
+            args,
+            {"epsilon": 1.0, "by": KEYS, "categories": ["a", "b"], **extra, "rng": 0, "accountant": None},
+            data_names,
+            {
+                **common,
+                "categories": (categories, ("categories", "by")),
+                "selection": ({"with categories": "laplace"}, ("selection",)),
+                "max_groups": ({"without a unit": 1}, ("max_groups",)),
+            },
+            prefix="categories: ",
+        )
+        # keys selected privately, with privacy units
+        found += _cases_for(
+            name,
+            function,
+            args,
+            {
+                "epsilon": 1.0,
+                "delta": 1e-6,
+                "by": KEYS,
+                "privacy_unit": UNITS,
+                "max_rows": 2,
+                "max_groups": 1,
+                **extra,
+                "rng": 0,
+                "accountant": None,
+            },
+            data_names,
+            {
+                **common,
+                "delta": ({"zero": 0.0, **{repr(v): v for v in BAD_DELTA}}, ("delta",)),
+                "max_groups": (_bad_groups(), ("max_groups",)),
+                "selection": (
+                    {"unknown": "xx", "capitalised": "Laplace", "number": 1, "list": ["laplace"]},
+                    ("selection",),
+                ),
+                "max_rows": ({"zero": 0, "float": 1.5, "string": "2"}, ("max_rows",)),
+                "privacy_unit": (
+                    {"wrong length": UNITS[:5], "NaN ids": np.where(UNITS == 3, math.nan, UNITS)},
+                    ("privacy_unit",),
+                ),
+            },
+            prefix="selected, units: ",
+        )
+        for label, kwargs in (
+            ("selected, rows", {"delta": 1e-6}),
+            (
+                "selected, weighted",
+                {"delta": 1e-6, "privacy_unit": UNITS, "max_rows": 2, "max_groups": 2, "selection": "weighted"},
+            ),
+            ("selected, gaussian", {"delta": 1e-6, "selection": "gaussian"}),
+            ("categories, units without max_groups", {"categories": ["a", "b"], "privacy_unit": UNITS, "max_rows": 2}),
+            ("integer keys", {"categories": [0, 1], "by": np.arange(40) % 2}),
+        ):
+            kw = {"by": KEYS, **extra, **kwargs}
+            found.append(
+                Case(
+                    name,
+                    label,
+                    (lambda f, a, k: lambda acc: f(*a, 1.0, rng=0, accountant=acc, **k))(function, args, kw),
+                    None,
+                    _grouped,
+                )
+            )
+    found.append(
+        Case(
+            "count",
+            "selected, units: max_rows=10**6 without max_groups",
+            lambda acc: dps.count(x, 1.0, 1e-6, by=KEYS, privacy_unit=UNITS, max_rows=10**6, rng=0, accountant=acc),
+            ("max_rows",),
+        )
+    )
+    # histogram of unknown keys
+    found += _cases_for(
+        "histogram",
+        dps.histogram,
+        (KEYS,),
+        {
+            "epsilon": 1.0,
+            "delta": 1e-6,
+            "privacy_unit": UNITS,
+            "max_rows": 2,
+            "max_groups": 1,
+            "rng": 0,
+            "accountant": None,
+        },
+        ("x",),
+        {
+            "x": ({k: v for k, v in _bad_by().items() if k not in ("wrong length", "2-D")}, ("x",)),
+            "privacy_unit": ({"x of another length": UNITS[:5]}, ("x", "privacy_unit")),
+            "epsilon": (BAD_EPSILON, ("epsilon",)),
+            "delta": ({"zero": 0.0, **{repr(v): v for v in BAD_DELTA}}, ("delta",)),
+            "max_groups": (_bad_groups(), ("max_groups",)),
+            "selection": ({"unknown": "xx", "capitalised": "Gaussian", "number": 1}, ("selection",)),
+        },
+        prefix="unknown keys: ",
+    )
+    found.append(
+        Case(
+            "histogram",
+            "unknown keys, rows",
+            lambda acc: dps.histogram(KEYS, 1.0, 1e-6, rng=0, accountant=acc),
+            None,
+            _grouped,
+        )
+    )
+    found.append(
+        Case(
+            "histogram",
+            "unknown keys, max_groups without a unit",
+            lambda acc: dps.histogram(KEYS, 1.0, 1e-6, max_groups=1, rng=0, accountant=acc),
+            ("max_groups",),
+        )
+    )
+    return found
+
+
 def cases() -> list[Case]:
     return [
         *hole_cases(),
@@ -822,6 +1258,9 @@ def cases() -> list[Case]:
         *accountant_cases(),
         *estimator_cases(),
         *preprocessing_cases(),
+        *covariance_cases(),
+        *norm_bound_cases(),
+        *group_cases(),
     ]
 
 

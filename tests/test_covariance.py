@@ -118,3 +118,30 @@ def test_covariance_dispatches_dong_to_its_mechanism():
     assert [e.mechanism for e in acc.ledger] == ["covariance_dong"]
     with pytest.raises(dps.ParameterError, match="delta > 0"):
         dps.covariance(X, 1.0, method="dong")
+
+
+def test_amin_with_a_public_norm_bound_is_the_release_on_the_scaled_rows_times_its_square():
+    """method='amin' with norm_bound=R (a power of two: the division is exact) releases R² times the estimate of the
+    rows divided by R, and charges once; with "private" it charges the bound and the release as one entry."""
+    R = 8.0
+    raw = X * R
+    scaled = dps.covariance(raw, 1.0, norm_bound=R, rng=5)
+    np.testing.assert_array_equal(scaled, R * R * dps.covariance(X, 1.0, rng=5))
+    acc = dps.Accountant(10.0, 1e-6)
+    dps.covariance(raw * 3, 1.0, norm_bound="private", rng=0, accountant=acc)
+    assert len(acc.ledger) == 1 and 1.0 - 1e-8 < acc.ledger[0].epsilon <= 1.0
+
+
+@pytest.mark.parametrize(
+    "method, option, message",
+    [
+        ("amin", {"algorithm": "separate"}, "algorithm is an option of method='dong'; method='amin' takes"),
+        ("dong", {"rank": 2}, "rank is an option of method='amin'; method='dong' takes"),
+        ("amin", {"foo": 1}, "foo is not an option of covariance"),
+    ],
+)
+def test_an_option_of_another_method_or_of_none_is_refused_naming_it(method, option, message):
+    acc = dps.Accountant(10.0, 1e-6)
+    with pytest.raises(dps.ParameterError, match=message):
+        dps.covariance(X, 1.0, 1e-6, method=method, rng=0, accountant=acc, **option)
+    assert not acc.ledger

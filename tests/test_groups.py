@@ -364,8 +364,8 @@ def test_the_keys_released_depend_on_their_units_not_their_rows():
 
 
 BAD = [
-    (dict(max_groups=0), ParameterError, "max_groups must be an integer >= 1; got 0"),
-    (dict(max_groups=1.5), ParameterError, "max_groups must be an integer >= 1; got 1.5"),
+    (dict(max_groups=0), ParameterError, "max_groups must be an integer in \\[1, 4096\\]; got 0"),
+    (dict(max_groups=1.5), ParameterError, "max_groups must be an integer in \\[1, 4096\\]; got 1.5"),
     (dict(max_groups=True), ParameterError, "max_groups must be an integer"),
     (dict(max_groups="2"), ParameterError, "max_groups must be an integer"),
     (dict(max_groups=2, privacy_unit=None, max_rows=None), ParameterError, "max_groups applies only with privacy_unit"),

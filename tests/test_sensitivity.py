@@ -69,6 +69,87 @@ LABELLED = neighbours_with_labels(8, 3)
 UNIT_VALUES = neighbours_of_a_unit(0.0, 1.0, units=4, max_rows=3)
 CATEGORIES = [(np.array(["a", "a", "b"]), np.array(["c", "a", "b"]))]
 
+
+def _dong_pairs():
+    """Rows on the sphere: e1 replaced by e2 (the Gram matrix's worst case) and by the zero row (the trace's and the
+    sparse vector queries' worst case: a row of norm 1 leaves every clipping-bias bound S_j)."""
+    rows, moved = SPHERE[0]
+    empty = rows.copy()
+    empty[0] = 0.0
+    return [(rows, moved), (rows, empty)]
+
+
+def _norm_pairs():
+    """Rows of norms 5 and 10 (a norm bound is needed): the longest row replaced by an orthogonal one of the same norm
+    (the PCA step's worst case, after the private bound), and by a row of norm 1e-3 (the private quantile's: the
+    largest norm becomes the smallest)."""
+    rows, moved = SPHERE[0]
+    tiny = 10 * rows
+    tiny[0] = 1e-3 * np.eye(3)[0]
+    return [(10 * rows, 10 * moved), (10 * rows, tiny)]
+
+
+GROUPS = ["a", "b", "c"]
+UNIT_GROUPS = ["a", "b", "c", "d"]
+
+
+def _grouped_rows():
+    """Rows (value in [0, 1], key) over the public keys a, b, c (c empty): row 0, (1, a), moved to another group
+    with its value changed, into the empty group (a new group) with either value, and its value changed in place."""
+    x = np.array([1.0, 1.0, 0.0, 0.0, 1.0, 0.0])
+    keys = np.array(["a", "a", "a", "b", "b", "b"])
+    pairs = []
+    for value, key in ((0.0, "b"), (0.0, "c"), (1.0, "c"), (0.0, "a")):
+        x2, k2 = x.copy(), keys.copy()
+        x2[0], k2[0] = value, key
+        pairs.append(((x, keys), (x2, k2)))
+    return pairs
+
+
+def _grouped_units(groups: int, m: int = 2):
+    """(values, keys, units): unit 0 holds m rows at 1 in each of ``groups`` keys (a; a and b), the other units
+    one row at 1/2 each. Neighbours replace all of unit 0's rows: moved to new keys (c; c and d: new groups) or to
+    other keys (b; b and a), with their values at 0 or kept."""
+    held = ["a", "b"][:groups]
+    tail = ["a", "b", "a", "b"]
+    x = np.concatenate([np.ones(m * groups), np.full(4, 0.5)])
+    keys = np.array([k for k in held for _ in range(m)] + tail)
+    ids = np.concatenate([np.zeros(m * groups, int), [1, 2, 3, 4]])
+    pairs = []
+    for new in (["c", "d"][:groups], ["b", "a"][:groups]):
+        moved = np.array([k for k in new for _ in range(m)] + tail)
+        zeros = x.copy()
+        zeros[: m * groups] = 0.0
+        pairs += [((x, keys, ids), (zeros, moved, ids)), ((x, keys, ids), (x, moved, ids))]
+    return pairs
+
+
+def _selected_rows(units: bool = True):
+    """Keys selected privately (δ > 0): 20 rows (or units) in a, 20 in b; row 0 (value 1, key a) moved to b with
+    value 0, so that both keys stay present. (Moving it to a new key changes the set of keys present, which the
+    selection's threshold covers with δ, not a sensitivity: the checker reports the shapes as different there;
+    tests/test_audit_groups.py audits that part.)"""
+    keys = np.array(["a"] * 20 + ["b"] * 20)
+    x = np.full(40, 0.5)
+    x[0] = 1.0
+    moved, zeros = keys.copy(), x.copy()
+    moved[0], zeros[0] = "b", 0.0
+    if not units:
+        return [((x, keys), (zeros, moved))]
+    ids = np.arange(40)
+    return [((x, keys, ids), (zeros, moved, ids))]
+
+
+def _by(function, **kw):
+    """A grouped release of (values, keys[, units]) data."""
+
+    def run(data, r):
+        units = {} if len(data) == 2 else {"privacy_unit": data[2]}
+        return function(data[0], by=data[1], rng=r, **units, **kw)
+
+    return run
+
+
 #: name -> (family, mechanism(data, rng), neighbour pairs)
 CASES = {
     "mean": ("descriptive", lambda x, r: dps.mean(x, EPS, bounds=(0, 1), rng=r), BOUNDED),
@@ -134,6 +215,82 @@ CASES = {
     "pca_ppca units": ("PPCA", _units(dps.pca_ppca, k=1, epsilon=EPS, max_rows=2), _rows_of_a_unit()),
     "covariance amin": ("Amin", lambda X, r: dps.covariance(X, EPS, rng=r), SPHERE),
     "pca amin": ("Amin", lambda X, r: dps.pca(X, 2, EPS, mechanism="amin", rng=r), SPHERE),
+    "covariance dong": ("Dong", lambda X, r: dps.covariance(X, EPS, DELTA, method="dong", rng=r), _dong_pairs()),
+    "covariance dong separate": (
+        "Dong",
+        lambda X, r: dps.covariance(X, EPS, DELTA, method="dong", algorithm="separate", rng=r),
+        _dong_pairs(),
+    ),
+    "covariance_dong units": (
+        "Dong",
+        _units(dps.covariance_dong, epsilon=EPS, delta=DELTA, max_rows=2),
+        _rows_of_a_unit(),
+    ),
+    "pca dong": ("Dong", lambda X, r: dps.pca(X, 2, EPS, DELTA, mechanism="dong", rng=r), _dong_pairs()),
+    "pca_dong separate": (
+        "Dong",
+        lambda X, r: dps.pca_dong(X, 2, EPS, DELTA, algorithm="separate", rng=r),
+        _dong_pairs(),
+    ),
+    "pca private norm bound": (
+        "norm bound",
+        lambda X, r: dps.pca(X, 2, EPS, DELTA, norm_bound="private", rng=r),
+        _norm_pairs(),
+    ),
+    "covariance amin private norm bound": (
+        "norm bound",
+        lambda X, r: dps.covariance(X, EPS, norm_bound="private", rng=r),
+        _norm_pairs()[1:],
+    ),
+    "count by": ("group-by", _by(dps.count, epsilon=EPS, categories=GROUPS), _grouped_rows()),
+    "sum by": ("group-by", _by(dps.sum, epsilon=EPS, bounds=(0, 1), categories=GROUPS), _grouped_rows()),
+    "mean by": ("group-by", _by(dps.mean, epsilon=EPS, bounds=(0, 1), categories=GROUPS), _grouped_rows()),
+    "mean by gaussian": (
+        "group-by",
+        _by(dps.mean, epsilon=EPS, delta=DELTA, bounds=(0, 1), categories=GROUPS),
+        _grouped_rows(),
+    ),
+    "count by units": (
+        "group-by",
+        _by(dps.count, epsilon=EPS, categories=UNIT_GROUPS, max_rows=2, max_groups=1),
+        _grouped_units(1),
+    ),
+    "sum by units": (
+        "group-by",
+        _by(dps.sum, epsilon=EPS, bounds=(0, 1), categories=UNIT_GROUPS, max_rows=2, max_groups=1),
+        _grouped_units(1),
+    ),
+    "mean by units": (
+        "group-by",
+        _by(dps.mean, epsilon=EPS, bounds=(0, 1), categories=UNIT_GROUPS, max_rows=2, max_groups=1),
+        _grouped_units(1),
+    ),
+    "count by units, 2 groups": (
+        "group-by",
+        _by(dps.count, epsilon=EPS, categories=UNIT_GROUPS, max_rows=2, max_groups=2),
+        _grouped_units(2),
+    ),
+    "sum by units, 2 groups gaussian": (
+        "group-by",
+        _by(dps.sum, epsilon=EPS, delta=DELTA, bounds=(0, 1), categories=UNIT_GROUPS, max_rows=2, max_groups=2),
+        _grouped_units(2),
+    ),
+    "mean by units, any groups": (
+        "group-by",
+        _by(dps.mean, epsilon=EPS, bounds=(0, 1), categories=UNIT_GROUPS, max_rows=2),
+        _grouped_units(1),
+    ),
+    "count by selected": ("group-by", _by(dps.count, epsilon=30.0, delta=0.1), _selected_rows(units=False)),
+    "mean by selected units": (
+        "group-by",
+        _by(dps.mean, epsilon=30.0, delta=0.1, bounds=(0, 1), max_rows=1, max_groups=1),
+        _selected_rows(),
+    ),
+    "sum by selected units, weighted": (
+        "group-by",
+        _by(dps.sum, epsilon=30.0, delta=0.1, bounds=(0, 1), max_rows=1, max_groups=2, selection="weighted"),
+        _selected_rows(),
+    ),
     "cca": ("CCA", _views(dps.cca, 2, k=1, epsilon=EPS, delta=DELTA), neighbours_on_the_sphere(6, 4)),
     "svm output": ("ERM", _labels(dps.svm, epsilon=EPS, lam=1.0, method="output"), LABELLED),
     "svm objective": ("ERM", _labels(dps.svm, epsilon=EPS, lam=1.0), LABELLED),
@@ -239,6 +396,24 @@ def _replace(module: str, name: str, value):
     return lambda mp: mp.setattr(sys.modules[module], name, lambda *args: value)
 
 
+def _halve_dong(mp):
+    """Halve every sensitivity covariance_dong gives make_noise (trace, eigenvectors, eigenvalues, Analyze Gauss),
+    with its calibration uncached (the cached plan of the honest runs would hide the patch, and the patched plan must
+    not outlive the test)."""
+    import dpstats.covariance_trace as dong
+
+    mp.setattr(dong, "make_noise", _halved(dps.noise.release.make_noise))
+    mp.setattr(dong, "_exact_plan", dong._plan)
+
+
+def _halve_groups(mp):
+    """Halve the sensitivity over keys of every grouped statistic (dpstats.groups.moved)."""
+    import dpstats.groups as groups
+
+    moved = groups.moved
+    mp.setattr(groups, "moved", lambda *args: moved(*args) / 2)
+
+
 #: family -> (the case run, the patch that halves its declared sensitivity where it is computed)
 MISDECLARED = {
     "descriptive": ("mean", _halve_noise("dpstats._releases")),
@@ -248,6 +423,12 @@ MISDECLARED = {
     "PPM": ("pca_ppm", _replace("dpstats.pca", "norm_bound_squared", 0.5)),
     "PPCA": ("pca_ppca", _replace("dpstats.bingham", "norm_bound_squared", 0.5)),
     "Amin": ("covariance amin", _replace("dpstats.bingham", "norm_bound_squared", 0.5)),
+    "Dong": ("covariance dong", _halve_dong),
+    "Dong separate": ("pca_dong separate", _halve_dong),
+    "norm bound": ("pca private norm bound", _replace("dpstats.quantiles", "_score_sensitivity", 0.5)),
+    "group-by": ("mean by", _halve_groups),
+    "group-by units": ("count by units, 2 groups", _halve_groups),
+    "group-by selected": ("mean by selected units", _halve_groups),
     "CCA": ("cca", _replace("dpstats.cca", "norm_bound_squared", 0.5)),
     "ERM output": ("svm output", _replace("dpstats.erm", "norm_bound_squared", 0.25)),
     "ERM objective": ("svm objective", _replace("dpstats.erm", "norm_bound_squared", 0.25)),
@@ -315,6 +496,30 @@ def test_the_instrumentation_is_off_outside_the_checker_and_changes_no_release()
     checked = []
     check_sensitivity(lambda x, r: checked.append(dps.mean(x, EPS, bounds=(0, 1), rng=7)), BOUNDED[0][0], BOUNDED[0][0])
     assert checked[0] == plain and _trace.active() is None  # the first run is the plain release
+
+
+def test_a_private_norm_bound_and_the_pca_after_it_are_checked_as_two_releases():
+    """pca(norm_bound="private"): the bound (a private quantile of the row norms) and the PCA are charged apart and
+    each traces its own statistic; on its own worst case each moves by its whole declared sensitivity, or close."""
+    _, mechanism, pairs = CASES["pca private norm bound"]
+    reports = _reports(mechanism, pairs)
+    for report in reports:
+        assert report.ok and report.charges == 2 and report.draws == 2, report
+        assert [c.name for c in report.checks][0] == "quantile scores"
+        assert report.checks[1].name.startswith("statistic on the grid")
+    assert reports[1].checks[0].ratio == 1.0  # the largest norm made the smallest: every score moves by 1
+    assert max(r.checks[1].ratio for r in reports) > 0.5
+
+
+def test_dong_traces_its_trace_radius_and_covariance_steps():
+    """AdaptiveCov: the private trace, the sparse vector queries of the radius step and the covariance release are
+    each declared; a row of norm 1 replaced by the zero row moves the trace by R² and the queries by nearly their
+    sensitivity 2^12."""
+    _, mechanism, pairs = CASES["covariance dong"]
+    report = _reports(mechanism, pairs)[1]
+    names = [c.name for c in report.checks]
+    assert report.ok and len(names) == 3 and names[1].startswith("sparse vector queries"), names
+    assert report.checks[0].ratio > 0.99 and report.checks[1].ratio > 0.7, report.checks
 
 
 def test_report_tightness_shows_the_neighbours_attain_the_bound():

@@ -24,6 +24,7 @@ analyst, and appear in results, errors and warnings.
 from __future__ import annotations
 
 import functools
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -200,8 +201,16 @@ def labels(x, name: str):
     return values, None
 
 
+def _is_missing(value) -> bool:
+    """None, a NaN, or pandas' NA and NaT: a missing value, never a label."""
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):
+        return True
+    return isinstance(value, numbers.Real) and value != value
+
+
 def check_categories(categories, other) -> list:
-    """The public categories as a list: non-empty, hashable, unique, and ``other`` (if given) not among them."""
+    """The public categories as a list: non-empty, hashable, unique, with no missing value (None, NaN, NA), of one
+    kind (strings or numbers), and ``other`` (if given) not among them."""
     if isinstance(categories, (str, bytes)) or not hasattr(categories, "__iter__"):
         raise ParameterError(f"categories must be a list of the public category labels; got {categories!r}")
     categories = list(categories)
@@ -213,6 +222,15 @@ def check_categories(categories, other) -> list:
         raise ParameterError(f"categories must be hashable labels; got {categories!r}") from err
     if not unique:
         raise ParameterError(f"categories must be unique; got {categories!r}")
+    missing = sum(1 for c in categories if _is_missing(c))
+    if missing:
+        raise ParameterError(
+            f"categories holds {missing} missing value(s) (None, NaN or NA): a missing value is not a key; list the "
+            "public labels only (a histogram counts records outside them in other=)"
+        )
+    if any(isinstance(c, (str, bytes)) for c in categories) and any(isinstance(c, numbers.Number) for c in categories):
+        kinds = sorted({type(c).__name__ for c in categories})
+        raise ParameterError(f"categories must be labels of one kind (all strings or all numbers); got {kinds}")
     if other is not None and other in categories:
         raise ParameterError(f"other={other!r} is already one of the categories; choose another label")
     return categories

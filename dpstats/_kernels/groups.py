@@ -78,6 +78,8 @@ class GroupSpec:
         ``cells(values)``: each row's cell on a quantile's public grid (int64): compute per-key cell counts.
     categories : tuple or None
         Public keys: rows are grouped by their position in this list.
+    name : str
+        The argument that holds the keys, for error messages.
     """
 
     max_rows: int = 1
@@ -90,6 +92,7 @@ class GroupSpec:
     squares: bool = False
     cells: Callable | None = None
     categories: tuple | None = None
+    name: str = "by"
 
 
 @dataclass(frozen=True)
@@ -164,7 +167,7 @@ def _unit_codes(units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return factorize(units)
 
 
-def _keys_of(keys: np.ndarray, categories: tuple | None) -> tuple[np.ndarray | None, int, int]:
+def _keys_of(keys: np.ndarray, categories: tuple | None, name: str = "by") -> tuple[np.ndarray | None, int, int]:
     """(canonical keys or category positions; rows with a missing key; rows outside the categories)."""
     if categories is not None:
         index = {c: i for i, c in enumerate(categories)}
@@ -174,7 +177,7 @@ def _keys_of(keys: np.ndarray, categories: tuple | None) -> tuple[np.ndarray | N
     missing = _missing(keys)
     if missing:
         return None, missing, 0
-    return canonical_ids(keys, "by"), 0, 0
+    return canonical_ids(keys, name), 0, 0
 
 
 def _missing(keys: np.ndarray) -> int:
@@ -220,7 +223,7 @@ def key_table(keys, units, values, spec: GroupSpec) -> KeyTable:
     spec : GroupSpec
     """
     keys = np.asarray(keys)
-    canonical, missing, outside = _keys_of(keys, spec.categories)
+    canonical, missing, outside = _keys_of(keys, spec.categories, spec.name)
     if canonical is None:
         none = np.zeros(0, dtype=np.int64)
         return KeyTable(none, none, none, missing=missing, outside=outside)
