@@ -582,3 +582,21 @@ def test_pandas_identifiers_with_missing_values_or_a_frame_get_a_clear_error():
             dps.count(frame if isinstance(ids, str) else frame["amount"], 1.0, privacy_unit=ids, max_rows=2, rng=0)
     with pytest.raises(ParameterError, match="privacy_unit must be one identifier per row.*DataFrame with 1 column"):
         dps.count(frame["amount"], 1.0, privacy_unit=frame[["person"]], max_rows=2, rng=0)
+
+
+def test_rows_are_ordered_by_unit_then_full_priority_even_where_the_packed_keys_tie():
+    """The packed sort (unit, top bits of the priority) is re-sorted by the full priority where the top bits agree:
+    the order is exactly np.lexsort's, whatever the number of units (here priorities that share their top 60 bits
+    within a unit, which a sort on the packed key alone would leave in the table's order)."""
+    from dpstats._kernels.units import _by_unit_then_priority
+
+    rng = np.random.default_rng(4)
+    for units in (1, 2, 3, 1000, 70_000):
+        run = np.sort(rng.integers(0, units, 200_000))
+        priority = rng.integers(0, 2**63, run.size, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+        shared = rng.random(run.size) < 0.3  # 30 % of the rows share their top 60 bits with their unit's first row
+        first = np.searchsorted(run, run)
+        top = np.uint64(0xFFFFFFFFFFFFFFF0)
+        priority[shared] = (priority[first[shared]] & top) | (priority[shared] & ~top)
+        order = _by_unit_then_priority(run, priority, units)
+        np.testing.assert_array_equal(order, np.lexsort((priority, run)))

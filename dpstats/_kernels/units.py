@@ -347,7 +347,7 @@ def _drop(order, starts, counts, heavy, ids, arrays, max_rows: int, key: int, sa
     first = order[starts[heavy]]
     unit_hash = np.repeat(value_hashes(ids[first], key) if salts is None else salts[first], sizes)
     priority = mix(unit_hash ^ row_hashes(tuple(np.asarray(a)[rows] for a in arrays), key))
-    by = np.lexsort((priority, run))  # run is sorted already: the rows by priority within their unit
+    by = _by_unit_then_priority(run, priority, heavy.size)
     priority, rows = priority[by], rows[by]
     tie = (priority[1:] == priority[:-1]) & (run[1:] == run[:-1])
     if tie.any():
@@ -360,6 +360,23 @@ def _drop(order, starts, counts, heavy, ids, arrays, max_rows: int, key: int, sa
         again = np.lexsort((priority, run))  # stable: a further tie keeps the order by contents
         rows = rows[again]
     return rows[ranks_within(sizes) >= max_rows]  # ranks within each unit: the runs keep their place and sizes
+
+
+def _by_unit_then_priority(run: np.ndarray, priority: np.ndarray, units: int) -> np.ndarray:
+    """The order of the rows by (``run``, full 64-bit ``priority``), ``run`` sorted and below ``units``: one stable
+    sort of the packed key (run, top bits of the priority) — a tenth of the time of ``np.lexsort`` on two keys —
+    then the rows whose packed keys tie (priorities that agree in their top bits, rare) re-sorted by their full
+    priority, so the order is exactly the lexicographic one, whatever other units there are."""
+    bits = max(1, (units - 1).bit_length())
+    packed = (run.astype(np.uint64) << np.uint64(64 - bits)) | (priority >> np.uint64(bits))
+    by = np.argsort(packed, kind="stable")
+    packed = packed[by]
+    same = packed[1:] == packed[:-1]
+    if same.any():
+        tied = np.flatnonzero(np.concatenate([same, [False]]) | np.concatenate([[False], same]))
+        group = np.cumsum(np.concatenate([[True], ~same]))[tied]
+        by[tied] = by[tied][np.lexsort((priority[by[tied]], group))]
+    return by
 
 
 def _by_contents(arrays: tuple, group: np.ndarray) -> np.ndarray:
