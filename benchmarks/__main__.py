@@ -20,6 +20,7 @@ from ._harness import Results
 MODULES = [
     "bench_descriptive",
     "bench_units",
+    "bench_groups",
     "bench_pca",
     "bench_memory",
     "bench_peers",

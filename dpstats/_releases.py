@@ -25,7 +25,7 @@ from .exceptions import MixedScalesWarning, ParameterError
 from .noise.random import describe_source
 from .noise.release import Noise, Statistic, make_noise
 
-__all__ = ["DOMINANCE", "Planned", "plan", "release", "split_budget"]
+__all__ = ["DOMINANCE", "Planned", "charge_plans", "plan", "release", "split_budget"]
 
 #: A vector release warns when one coordinate's sensitivity is at least this many times another's.
 DOMINANCE = 10.0
@@ -45,6 +45,14 @@ class Planned:
     def statements(self) -> list:
         """The noise of every part and its 95 % error, in the statistic's units, for the ledger."""
         return [n.statement(self.units) for n in self.noises]
+
+    def apply_rows(self, rows: np.ndarray, rng) -> np.ndarray:
+        """The noise of a one-part plan added to the coordinates ``rows`` (of the first axis) of its statistic only,
+        e.g. the keys a partition selection kept: every coordinate's noise is independent and calibrated for the
+        whole, so the release of the part is the release of the whole restricted to it."""
+        (noise,), (part,) = self.noises, self.parts
+        values = np.asarray(part.values)[rows]
+        return np.asarray(noise.apply(Statistic(values, part.unit), rng), dtype=np.float64)
 
     def apply(self, rng):
         """The noisy statistic: a float for a scalar, else an array of the statistic's shape."""
@@ -118,16 +126,33 @@ def release(
     """Charge every planned statistic as one ledger entry (before any noise is drawn), then add the noise.
     ``relation``: the neighbouring relation the release protects, ``"row"`` or ``"unit"`` (as in
     :func:`~dpstats.accounting.charge`)."""
+    charge_plans(mechanism, plans, rng=rng, accountant=accountant, note=note, relation=relation)
+    return [p.apply(rng) for p in plans]
+
+
+def charge_plans(
+    mechanism: str,
+    plans: list[Planned],
+    *,
+    rng,
+    accountant,
+    note: str = "",
+    events=(),
+    statements=(),
+    relation: str | None = None,
+) -> None:
+    """Charge every planned statistic, and the extra ``events`` of the same release (a partition selection, an
+    exponential mechanism) with their noise ``statements``, as one ledger entry (``relation`` as in
+    :func:`release`)."""
     notes = [p.note for p in plans if p.note] + [note, describe_source(rng)]
     charge(
         accountant,
         mechanism,
-        [n.event for p in plans for n in p.noises],
+        [*events, *(n.event for p in plans for n in p.noises)],
         relation=relation,
         note="; ".join(n for n in notes if n),
-        noise=[statement for p in plans for statement in p.statements()],
+        noise=[*statements, *(statement for p in plans for statement in p.statements())],
     )
-    return [p.apply(rng) for p in plans]
 
 
 def split_budget(epsilon: float, delta: float, shares) -> list[tuple[float, float]]:

@@ -86,6 +86,7 @@ from ._releases import plan, release, split_budget
 from ._validation import check_bounds, check_delta, check_epsilon, check_flag
 from .accounting import Accountant, check_accountant
 from .exceptions import DataValidationError, ParameterError
+from .groups import grouped
 from .noise.random import check_rng
 from .noise.release import Statistic
 
@@ -170,6 +171,10 @@ def mean(
     axis: int | None = None,
     weights=None,
     clip: bool = False,
+    by=None,
+    categories=None,
+    max_groups: int | None = None,
+    selection: str | None = None,
     privacy_unit=None,
     max_rows: int | None = None,
     rng=None,
@@ -224,6 +229,29 @@ def mean(
     clip : bool, default False
         Clip finite values outside ``bounds`` instead of raising
         ``OutOfBoundsError`` (NaN and infinity always raise).
+    by : array_like, Series or str, optional
+        Group the records: one key per record (an array or Series aligned
+        with the rows), or the name of a column of the DataFrame ``x`` (then
+        only the key, never a released value). The release is then one value
+        per key, as one ledger entry (:mod:`dpstats.groups`; the user guide's
+        "Group-by" page gives every sensitivity): a pandas Series indexed by
+        key (a DataFrame for several columns of ``x``; a polars DataFrame for
+        polars input). A missing key (None, NaN) raises.
+    categories : list, optional
+        With ``by``: the public keys, chosen without looking at the data
+        (one result per category, in this order; a key outside them
+        raises). Without ``categories`` the keys are read from the data and
+        released only when enough units hold them (private partition
+        selection), which needs ``delta > 0``.
+    max_groups : int, optional
+        With ``by`` and ``privacy_unit``: the public number of keys each unit
+        keeps (chosen at random); ``max_rows`` then counts its rows in each
+        kept key. Without it a unit's ``max_rows`` rows may fall in any keys.
+    selection : {"laplace", "gaussian", "weighted"}, optional
+        With ``by`` and no ``categories``: how keys are selected
+        (:mod:`dpstats.noise.selection`). Default: Laplace thresholding when a
+        unit holds one key, else the weighted Gaussian of Gopi et al. (2021),
+        or Gaussian thresholding when its noisy counts are the release's own.
     privacy_unit : array_like, Series or str, optional
         The unit of privacy: one identifier per record (integers, numbers or
         strings; a pandas, polars or dask Series), or the name of a column of
@@ -244,17 +272,25 @@ def mean(
         Exact integer noise on a public grid (:mod:`dpstats.noise.release`), or
         the papers' floating-point noise (warns: open to Mironov's attack).
 
+    With ``by``, the mean of each key is x̄ + S̃/max(C̃, 1) from the noisy
+    shifted sum S (L2 sensitivity √k·m·w over the keys, L1 k·m·w) and the
+    noisy row count C of every key (:mod:`dpstats.groups`), ε and δ split
+    2 : 1 (and one more share for the selection of unknown keys).
+
     Returns
     -------
     float, numpy.ndarray, pandas.Series or polars.DataFrame
         The noisy mean (it may fall outside ``bounds``); for a DataFrame, named
-        by column (see the module docstring).
+        by column (see the module docstring); with ``by``, one per key.
 
     References
     ----------
     Dwork, McSherry, Nissim & Smith, "Calibrating noise to sensitivity in
     private data analysis", TCC 2006. Balle & Wang, "Improving the Gaussian
-    mechanism for differential privacy", ICML 2018.
+    mechanism for differential privacy", ICML 2018. Desfontaines, Voss, Gipson
+    & Mandayam, "Differentially private partition selection", PoPETs 2022, and
+    Gopi et al., "Differentially private set union", ICML 2021 (keys selected
+    privately).
 
     Examples
     --------
@@ -266,9 +302,36 @@ def mean(
     ...                  weights={"age": 1, "income": 1}, rng=0)
     >>> list(means.index)
     ['age', 'income']
+    >>> purchases = pd.DataFrame({"person": [1, 1, 2, 3, 3, 3], "city": ["Lyon", "Oslo", "Lyon", "Lyon", "Pune",
+    ...                           "Lyon"], "amount": [12.0, 30.0, 7.5, 99.0, 45.0, 3.0]})
+    >>> spend = dps.mean(purchases, 1.0, bounds={"amount": (0, 100)}, by="city", categories=["Lyon", "Oslo",
+    ...                  "Pune"], privacy_unit="person", max_rows=2, max_groups=1, rng=0)
+    >>> list(spend.index)
+    ['Lyon', 'Oslo', 'Pune']
     """
     epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
     check_accountant(accountant)
+    if by is not None:
+        return _by_key(
+            "mean",
+            x,
+            epsilon,
+            delta,
+            by,
+            axis,
+            bounds,
+            clip,
+            weights,
+            categories,
+            max_groups,
+            selection,
+            privacy_unit,
+            max_rows,
+            rng,
+            accountant,
+            noise,
+        )
+    _ungrouped(categories, max_groups, selection)
     rec = _records(x, bounds, axis, clip, squares=False, privacy_unit=privacy_unit, max_rows=max_rows, rng=rng)
     sums, table = rec.sums, rec.table
     if rec.units is not None:
@@ -375,6 +438,10 @@ def variance(
     axis: int | None = None,
     weights=None,
     clip: bool = False,
+    by=None,
+    categories=None,
+    max_groups: int | None = None,
+    selection: str | None = None,
     privacy_unit=None,
     max_rows: int | None = None,
     rng=None,
@@ -411,17 +478,23 @@ def variance(
     sum S (Δ = m·w) and count C (Δ = m − 1), ε (and δ) split in thirds (halves
     between Q and S when m = 1); module docstring, "Privacy units".
 
+    With ``by``, the variance of each key is Q̃/C' − (S̃/C')², C' = max(C̃, 1),
+    from the noisy Q (L2 sensitivity √(2k)·m·w²/4 over the keys), S and C of
+    every key (:mod:`dpstats.groups`).
+
     Parameters
     ----------
-    x, epsilon, delta, bounds, axis, weights, clip, privacy_unit, max_rows, rng, accountant, noise
+    x, epsilon, delta, bounds, axis, weights, clip, by, categories, max_groups, selection
+        As in :func:`mean`.
+    privacy_unit, max_rows, rng, accountant, noise
         As in :func:`mean`.
 
     Returns
     -------
     float, numpy.ndarray, pandas.Series or polars.DataFrame
-        The noisy variance (named by column for a DataFrame). It can be negative or exceed ``(hi − lo)²/4``;
-        clamping it to that range afterwards is post-processing and costs no
-        privacy.
+        The noisy variance (named by column for a DataFrame; one per key with
+        ``by``). It can be negative or exceed ``(hi − lo)²/4``; clamping it to
+        that range afterwards is post-processing and costs no privacy.
 
     References
     ----------
@@ -435,6 +508,27 @@ def variance(
     """
     epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
     check_accountant(accountant)
+    if by is not None:
+        return _by_key(
+            "variance",
+            x,
+            epsilon,
+            delta,
+            by,
+            axis,
+            bounds,
+            clip,
+            weights,
+            categories,
+            max_groups,
+            selection,
+            privacy_unit,
+            max_rows,
+            rng,
+            accountant,
+            noise,
+        )
+    _ungrouped(categories, max_groups, selection)
     rec = _records(x, bounds, axis, clip, squares=True, privacy_unit=privacy_unit, max_rows=max_rows, rng=rng)
     sums, table = rec.sums, rec.table
     if rec.units is not None:
@@ -505,6 +599,10 @@ def sum(  # noqa: A001 (dps.sum, as numpy.sum)
     axis: int | None = None,
     weights=None,
     clip: bool = False,
+    by=None,
+    categories=None,
+    max_groups: int | None = None,
+    selection: str | None = None,
     privacy_unit=None,
     max_rows: int | None = None,
     rng=None,
@@ -523,15 +621,22 @@ def sum(  # noqa: A001 (dps.sum, as numpy.sum)
     are rounded to a public fixed-point grid and summed exactly, as in
     :func:`mean`; the sensitivities are those of the rounded bounds.
 
+    With ``by``, one sum per key: a unit's sum in a key lies in
+    [min(0, m·lo), max(0, m·hi)], so the L1 sensitivity over the keys is
+    2k·m·max(|lo|, |hi|) and the L2 one √k·max(b, √2·m·max(|lo|, |hi|)) with
+    b = max(hi, m·hi) − min(lo, m·lo) (:mod:`dpstats.groups`).
+
     Parameters
     ----------
-    x, epsilon, delta, bounds, axis, weights, clip, privacy_unit, max_rows, rng, accountant, noise
+    x, epsilon, delta, bounds, axis, weights, clip, by, categories, max_groups, selection
+        As in :func:`mean`.
+    privacy_unit, max_rows, rng, accountant, noise
         As in :func:`mean`.
 
     Returns
     -------
     float, numpy.ndarray, pandas.Series or polars.DataFrame
-        The noisy sum (named by column for a DataFrame).
+        The noisy sum (named by column for a DataFrame; one per key with ``by``).
 
     References
     ----------
@@ -548,6 +653,27 @@ def sum(  # noqa: A001 (dps.sum, as numpy.sum)
     """
     epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
     check_accountant(accountant)
+    if by is not None:
+        return _by_key(
+            "sum",
+            x,
+            epsilon,
+            delta,
+            by,
+            axis,
+            bounds,
+            clip,
+            weights,
+            categories,
+            max_groups,
+            selection,
+            privacy_unit,
+            max_rows,
+            rng,
+            accountant,
+            noise,
+        )
+    _ungrouped(categories, max_groups, selection)
     rec = _records(x, bounds, axis, clip, squares=False, privacy_unit=privacy_unit, max_rows=max_rows, rng=rng)
     sums, table = rec.sums, rec.table
     m = 1 if rec.units is None else rec.units.max_rows
@@ -568,12 +694,16 @@ def count(
     epsilon: float,
     delta: float = 0.0,
     *,
+    by=None,
+    categories=None,
+    max_groups: int | None = None,
+    selection: str | None = None,
     privacy_unit=None,
     max_rows: int | None = None,
     rng=None,
     accountant: Accountant | None = None,
     noise: str = "exact",
-) -> float:
+):
     """How many records: exact where the count is public, noisy where it is not.
 
     Without a privacy unit neighbours replace one record, so the number of
@@ -585,17 +715,23 @@ def count(
     that sensitivity — or exactly, with nothing charged, when m = 1 (then it is
     N). The values of ``x`` are not read (any dtype, any columns).
 
+    With ``by`` the rows are counted per key, as :func:`dpstats.histogram`
+    counts keys: the row counts have L1 sensitivity 2k·m and L2 √(2k)·m over
+    the keys (2 and √2 without a unit); with unknown keys and one row per unit
+    and key the selection's noisy counts are the release (no further noise,
+    :mod:`dpstats.groups`).
+
     Parameters
     ----------
     x : array_like, pandas, polars or dask Series or DataFrame
         The records (rows).
-    epsilon, delta, privacy_unit, max_rows, rng, accountant, noise
-        As in :func:`mean` (``privacy_unit`` may name a column of a DataFrame).
+    epsilon, delta, by, categories, max_groups, selection, privacy_unit, max_rows, rng, accountant, noise
+        As in :func:`mean` (``privacy_unit`` and ``by`` may name columns of a DataFrame).
 
     Returns
     -------
-    float
-        The (noisy) number of records.
+    float, pandas.Series or polars.DataFrame
+        The (noisy) number of records; with ``by``, one count per key (a Series named "count").
 
     Examples
     --------
@@ -603,9 +739,30 @@ def count(
     >>> dps.count(["x", "y", "z"], 1.0)
     3.0
     >>> purchases = dps.count(["x", "y", "z", "w"], 1.0, privacy_unit=[1, 1, 1, 2], max_rows=2, rng=0)
+    >>> per_page = dps.count(["a", "b", "a"], 1.0, by=["home", "cart", "home"], categories=["home", "cart"], rng=0)
+    >>> list(per_page.index)
+    ['home', 'cart']
     """
     epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
     check_accountant(accountant)
+    if by is not None:
+        return grouped(
+            "count",
+            x,
+            epsilon,
+            delta,
+            by=by,
+            categories=categories,
+            max_groups=max_groups,
+            selection=selection,
+            privacy_unit=privacy_unit,
+            max_rows=max_rows,
+            rng=rng,
+            accountant=accountant,
+            noise=noise,
+            name="count",
+        )
+    _ungrouped(categories, max_groups, selection)
     x, units = take_units(x, privacy_unit, max_rows)
     rows = _rows(x)
     if units is None:
@@ -630,3 +787,58 @@ def _rows(x) -> int:
     if rows < 1:
         raise DataValidationError("x must hold at least one record; got none")
     return rows
+
+
+def _by_key(
+    kind,
+    x,
+    epsilon,
+    delta,
+    by,
+    axis,
+    bounds,
+    clip,
+    weights,
+    categories,
+    max_groups,
+    selection,
+    privacy_unit,
+    max_rows,
+    rng,
+    accountant,
+    noise,
+):
+    """A grouped release (:mod:`dpstats.groups`): the records are the rows of ``x`` (``axis`` None or 0)."""
+    if axis not in (None, 0) or isinstance(axis, bool):
+        raise ParameterError(f"with by=, the records are the rows of x: axis must be None or 0; got {axis!r}")
+    return grouped(
+        kind,
+        x,
+        epsilon,
+        delta,
+        by=by,
+        bounds=bounds,
+        clip=clip,
+        weights=weights,
+        categories=categories,
+        max_groups=max_groups,
+        selection=selection,
+        privacy_unit=privacy_unit,
+        max_rows=max_rows,
+        rng=rng,
+        accountant=accountant,
+        noise=noise,
+    )
+
+
+def _ungrouped(categories, max_groups, selection) -> None:
+    """categories, max_groups and selection belong to grouped releases: refuse them without ``by``."""
+    given = [
+        n
+        for n, v in (("categories", categories), ("max_groups", max_groups), ("selection", selection))
+        if v is not None
+    ]
+    if given:
+        raise ParameterError(
+            f"{', '.join(given)} apply only to grouped releases: pass by= (the key of every row, or a column name)"
+        )

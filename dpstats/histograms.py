@@ -1,7 +1,10 @@
-"""Differentially private histograms: counts in public equal-width bins, or over a public list of categories.
+"""Differentially private histograms: counts in public equal-width bins, over a public list of categories, or over
+keys selected privately.
 
 The edges come only from ``range`` and ``bins`` (never from the data's minimum and maximum, which the original
-dp-stats disclosed); the categories only from ``categories`` (never from the values seen).
+dp-stats disclosed); the categories only from ``categories`` (never from the values seen). Without either, the keys
+are read from the data and each is released only when a noisy count of the units that hold it reaches a threshold
+calibrated to δ (private partition selection, :mod:`dpstats.groups` and :mod:`dpstats.noise.selection`).
 
 Sensitivity. Replace one record: it leaves one bin and enters another, so the count vector changes by 1 in two
 places: L1 = 2, L2 = √2. Replace all records of one unit (``privacy_unit``, at most m records kept per unit): the
@@ -17,12 +20,13 @@ from fractions import Fraction
 import numpy as np
 
 from ._engine import as_array, bin_counts, bound_rows, engine_of, relation_of, take_units
-from ._engine.kinds import is_frame
+from ._engine.kinds import is_frame, library
 from ._engine.tables import check_categories, from_table, labels
 from ._releases import plan, release
 from ._validation import check_bounds, check_delta, check_epsilon, check_flag, check_int
 from .accounting import Accountant, check_accountant
 from .exceptions import DataValidationError, OutOfBoundsError, ParameterError
+from .groups import grouped
 from .noise.random import check_rng
 from .noise.release import Statistic
 
@@ -43,18 +47,31 @@ def histogram(
     categories=None,
     other=None,
     clip: bool = False,
+    max_groups: int | None = None,
+    selection: str | None = None,
     privacy_unit=None,
     max_rows: int | None = None,
     rng=None,
     accountant: Accountant | None = None,
     noise: str = "exact",
 ):
-    """Differentially private histogram: public equal-width bins, or counts over a public list of categories.
+    """Differentially private histogram: public equal-width bins, counts over public categories, or over keys
+    nobody knows in advance.
 
     Sensitivity (module docstring): replace one record, L1 = 2, L2 = √2;
     replace all records of one unit (``privacy_unit``, at most m kept),
     L1 = 2m, L2 = √2·m. An ``other`` bin is just one more public bin. Every
     record is checked (range, categories) before the units' records are bounded.
+
+    **Unknown keys** (no ``range``, no ``categories``; δ > 0): the counts of
+    the keys of ``x`` whose noisy number of distinct units reaches a threshold
+    τ calibrated so that a key held by a single unit appears with probability
+    at most δ (Desfontaines et al. 2022; Gopi et al. 2021;
+    :mod:`dpstats.noise.selection` derives τ under replace-one-unit). With one
+    row per unit (``max_rows=1``, or no unit) the selection's noisy counts are
+    the release. ``max_groups`` bounds the keys a unit contributes to, and then
+    ``max_rows`` its rows in each; the counts have L1 sensitivity 2k·m and L2
+    √(2k)·m over the keys.
 
     Parameters
     ----------
@@ -62,7 +79,8 @@ def histogram(
         One value per record: numbers with ``range``, labels (strings or any
         hashable values) with ``categories``.
     epsilon, delta : float
-        Privacy parameters (δ = 0: Laplace(2/ε) per bin; δ > 0: Gaussian with Δ₂ = √2).
+        Privacy parameters (δ = 0: Laplace(2/ε) per bin; δ > 0: Gaussian with Δ₂ = √2). Unknown keys need
+        δ > 0, well below 1/(number of units).
     bins : int, default 10
         Number of equal-width bins (numeric histograms), 1 … :data:`MAX_BINS` (2^24).
     range : tuple (lower, upper)
@@ -78,6 +96,10 @@ def histogram(
     clip : bool, default False
         Numeric histograms: put finite values outside ``range`` in the first or
         last bin instead of raising (NaN and infinity always raise).
+    max_groups, selection
+        Keys: as in :func:`dpstats.mean` (``by``). With ``categories``,
+        ``max_groups`` bounds the categories a unit counts in (and ``max_rows``
+        its rows in each); the result keeps the categorical form.
     privacy_unit, max_rows
         As in :func:`dpstats.mean` (``privacy_unit`` may name a column of a
         DataFrame ``x`` with one other column, the values).
@@ -96,9 +118,17 @@ def histogram(
         The ``bins + 1`` public edges, or the categories (with ``other`` last
         when given).
 
+    With unknown keys the result is one object, not a pair: a pandas Series of
+    the noisy counts named "count", indexed by the selected keys in sorted
+    order (named like ``x``); a polars DataFrame (keys, "count") for polars.
+
     References
     ----------
     Dwork, McSherry, Nissim & Smith, TCC 2006 (histogram queries, Example 3).
+    Desfontaines, Voss, Gipson & Mandayam, "Differentially private partition
+    selection", PoPETs 2022 (Laplace and Gaussian thresholding). Gopi,
+    Gulhane, Kulkarni, Shen, Shokouhi & Yekhanin, "Differentially private set
+    union", ICML 2021 (weighted Gaussian).
 
     Examples
     --------
@@ -107,10 +137,22 @@ def histogram(
     >>> counts, names = dps.histogram(["a", "b", "a", "z"], 1.0, categories=["a", "b"], other="other", rng=0)
     >>> names
     ['a', 'b', 'other']
+    >>> cities = ["Lyon"] * 300 + ["Oslo"] * 200 + ["Tromsø"]  # one person in Tromsø
+    >>> counts = dps.histogram(cities, 1.0, 1e-6, rng=0)  # only keys enough people share
+    >>> list(counts.index)
+    ['Lyon', 'Oslo']
     """
     epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
     clip = check_flag(clip, "clip")
     check_accountant(accountant)
+    if range is None and other is None and (categories is None or max_groups is not None):
+        return _keyed(
+            x, epsilon, delta, categories, max_groups, selection, privacy_unit, max_rows, rng, accountant, noise
+        )
+    if max_groups is not None or selection is not None:
+        raise ParameterError(
+            "max_groups and selection apply to histograms of keys (no range, no other=); got range or other"
+        )
     x, units = take_units(x, privacy_unit, max_rows)
     if units is not None and is_frame(x) and len(x.columns) == 1:
         x = x[x.columns[0]]  # the values' column of a table whose other column is the unit
@@ -187,3 +229,39 @@ def _lookup(index: dict, value) -> int:
         return index.get(value, -1)
     except TypeError:  # unhashable value: not a category
         return -1
+
+
+def _keyed(x, epsilon, delta, categories, max_groups, selection, privacy_unit, max_rows, rng, accountant, noise):
+    """Counts per key (:mod:`dpstats.groups`): keys selected privately (no categories; δ > 0), or the public
+    categories with ``max_groups`` (then returned as a categorical histogram is: counts and names)."""
+    if categories is None and delta == 0:
+        raise ParameterError(
+            "range is required for a numeric histogram: pass (lower, upper) chosen without looking at the data. "
+            "To count labels, pass categories=[...] (the public keys), or delta > 0 to select the keys privately "
+            "(private partition selection: a key held by a single unit then appears with probability at most delta)"
+        )
+    name = getattr(x, "name", None) if library(x) is not None and not is_frame(x) else None
+    counts = grouped(
+        "count",
+        x,
+        epsilon,
+        delta,
+        by=None,
+        categories=categories,
+        max_groups=max_groups,
+        selection=selection,
+        privacy_unit=privacy_unit,
+        max_rows=max_rows,
+        rng=rng,
+        accountant=accountant,
+        noise=noise,
+        keys_in_x=True,
+        name="count",  # as pandas' value_counts: the index is named like x, the counts "count"
+        mechanism="histogram",
+    )
+    if categories is None:
+        return counts
+    names = list(categories)
+    if library(x) == "polars":
+        return counts[counts.columns[1]], names
+    return (counts.rename(name) if library(x) == "pandas" else counts.to_numpy()), names

@@ -98,14 +98,16 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._engine import bound_rows, relation_of, take_units
+from ._engine import bound_rows, bounded_sums, relation_of, take_units
 from ._engine.kinds import is_frame
 from ._engine.tables import from_table
+from ._releases import charge_plans
 from ._trace import draw, observe
 from ._validation import (
     check_array,
     check_bounds,
     check_choice,
+    check_delta,
     check_epsilon,
     check_finite,
     check_flag,
@@ -115,6 +117,7 @@ from ._validation import (
 from .accounting import Accountant, charge, check_accountant, split_epsilon
 from .accounting.events import Exponential
 from .exceptions import DataValidationError, OutOfBoundsError, ParameterError
+from .groups import calibrate, group_table, keyed, prepare, public_index, quantile_sensitivity, released_keys, selected
 from .noise.exponential import sample_runs
 from .noise.random import check_rng, describe_source
 
@@ -168,9 +171,13 @@ class _Grid:
     def cells(self, x: np.ndarray, clip: bool) -> np.ndarray:
         """Each record's cell, sorted (the records are checked against the bounds first)."""
         self.check(x, clip)
+        return np.sort(self.cell_of(x))
+
+    def cell_of(self, x: np.ndarray) -> np.ndarray:
+        """Each record's cell, in the records' order (clipped to the bounds; not checked)."""
         low, high = self._warp([self.lower, self.upper])
         cells = np.floor((self._warp(np.clip(x, self.lower, self.upper)) - low) * (self.size / (high - low)))
-        return np.sort(np.clip(cells, 0, self.size - 1).astype(np.int64))
+        return np.clip(cells, 0, self.size - 1).astype(np.int64)
 
     def values(self, j) -> np.ndarray:
         """The grid points g_j (post-processing of the integers j; the ends are the bounds exactly)."""
@@ -308,6 +315,11 @@ def quantile(
     clip: bool = False,
     grid_size: int = GRID_SIZE,
     scale: str = "linear",
+    by=None,
+    delta: float = 0.0,
+    categories=None,
+    max_groups: int | None = None,
+    selection: str | None = None,
     privacy_unit=None,
     max_rows: int | None = None,
     rng=None,
@@ -354,6 +366,19 @@ def quantile(
         few points near the quantile; on the log scale it cannot. Ranks do not
         change under the monotone map x ↦ asinh(x/s), applied to every record
         on its own, so the privacy argument is the same.
+    by : array_like, Series or str, optional
+        One quantile per key (:func:`dpstats.mean` describes ``by``,
+        ``categories``, ``max_groups`` and ``selection``): Smith's mechanism,
+        sampled exactly, for every key, each with ε over the total utility
+        sensitivity of the keys a replaced unit moves (2k(m + 2^-10);
+        2(1 + 2^-10) without a unit), so that their losses add up to at most ε
+        (:mod:`dpstats.groups`). One level ``q`` only.
+    delta : float, default 0.0
+        With ``by`` and no ``categories``: the δ of the private selection of
+        the keys (the quantiles themselves are pure ε-DP); ε is split equally
+        between the selection and the quantiles.
+    categories, max_groups, selection
+        With ``by``, as in :func:`dpstats.mean`.
     privacy_unit : array_like, Series or str, optional
         One identifier per record (or a column name of a two-column
         DataFrame ``x``): neighbours then differ in all records of one unit,
@@ -371,7 +396,8 @@ def quantile(
     float, numpy.ndarray, pandas.Series or polars.Series
         A float for a scalar q; otherwise one value per level, in the order of
         ``q`` (a pandas Series indexed by q, named like ``x``, for a pandas
-        ``x``; a polars Series for polars).
+        ``x``; a polars Series for polars). With ``by``, one value per key (a
+        pandas Series indexed by key, or a polars DataFrame).
 
     References
     ----------
@@ -395,6 +421,28 @@ def quantile(
     check_accountant(accountant)
     levels, scalar = _check_levels(q)
     grid = _check_grid(bounds, "bounds", grid_size, scale)
+    if by is not None:
+        options = dict(categories=categories, max_groups=max_groups, selection=selection)
+        return _grouped(
+            x,
+            levels,
+            scalar,
+            epsilon,
+            check_delta(delta),
+            grid,
+            clip,
+            by,
+            options,
+            privacy_unit,
+            max_rows,
+            rng,
+            accountant,
+        )
+    if delta != 0 or categories is not None or max_groups is not None or selection is not None:
+        raise ParameterError(
+            "delta, categories, max_groups and selection apply only to grouped quantiles: pass by= (the key of "
+            "every row, or a column name)"
+        )
     x, units = take_units(x, privacy_unit, max_rows)
     if units is not None and is_frame(x) and len(x.columns) == 1:
         x = x[x.columns[0]]  # the values' column of a table whose other column is the unit
@@ -633,3 +681,67 @@ def _bounds_of_column(
     if high <= low:  # both on one grid point: widen by one grid step (post-processing)
         low, high = (low, low + 1) if low < grid.size else (low - 1, low)
     return tuple(float(v) for v in grid.values([low, high]))
+
+
+# ----------------------------------------------------------------------------- grouped: one quantile per key
+
+
+def _grouped(
+    x,
+    levels,
+    scalar: bool,
+    epsilon: float,
+    delta: float,
+    grid: _Grid,
+    clip: bool,
+    by,
+    options: dict,
+    privacy_unit,
+    max_rows,
+    rng,
+    accountant,
+):
+    """One exact single quantile per key (:mod:`dpstats.groups`, "Sensitivities"): the keys public or selected
+    privately; each key's exponential mechanism runs with ε over the total utility sensitivity of the keys a
+    replaced unit moves, so that their losses add up to at most ε; the whole is one ledger entry."""
+    if not scalar:
+        raise ParameterError(f"with by=, q must be one level (a number); got {levels.tolist()}: call once per level")
+    grouping = prepare(
+        "quantile", x, delta, by=by, privacy_unit=privacy_unit, max_rows=max_rows, values=True, **options
+    )
+    if grouping.columns != 1:
+        raise DataValidationError("quantile takes one column of values; got several: pass x[column]")
+    chosen = calibrate(grouping, epsilon, delta)
+    budget = grouping.budgets(epsilon, delta)["quantile"][0]
+    values = grouping.values.reshape(-1, 1) if np.ndim(grouping.values) == 1 else grouping.values
+    bounded_sums(values, np.array([grid.lower]), np.array([grid.upper]), axis=0, clip=clip, squares=False)
+    table = group_table(grouping, rng, cells=grid.cell_of, clip=clip)
+    sensitivity = quantile_sensitivity(grouping)
+    notes = [grouping.note(table.n_units, "utility")] + ([] if chosen is None else [chosen.note()])
+    notes.append(
+        f"exponential mechanism (Smith 2011) per key on a {grid.describe()}, utility sensitivity {float(sensitivity):g}"
+        " over the keys; exact sampler"
+    )
+    charge_plans(
+        "quantile",
+        [],
+        rng=rng,
+        accountant=accountant,
+        note="; ".join(notes),
+        events=([] if chosen is None else [chosen.event]) + [Exponential(budget)],
+        statements=() if chosen is None else (chosen.statement(),),
+        relation=relation_of(grouping.units),
+    )
+    index, _ = selected(grouping, chosen, table, rng)
+    where = public_index(grouping, table)[index] if grouping.categories is not None else index
+    key_of, cell, count = table.cells
+    starts = np.searchsorted(key_of, np.arange(table.size + 1))
+    out = np.empty(index.size)
+    for i, t in enumerate(where):
+        cells = (
+            np.zeros(0, dtype=np.int64)
+            if t < 0
+            else np.repeat(cell[starts[t] : starts[t + 1]], count[starts[t] : starts[t + 1]])
+        )
+        out[i] = grid.values(_sample_one(cells, float(levels[0]), budget, grid.size, rng, sensitivity))
+    return keyed(grouping, released_keys(grouping, table, index), out)

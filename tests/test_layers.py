@@ -27,6 +27,7 @@ LAYERS = [
     [
         "dpstats.bingham",
         "dpstats.descriptive",
+        "dpstats.groups",
         "dpstats.histograms",
         "dpstats.quantiles",
         "dpstats.pca",

@@ -28,6 +28,8 @@ API_MODULES = {
     "dpstats.noise.release": "Releases on a public grid with exact integer noise (every mechanism's default).",
     "dpstats.noise.accuracy": "Planning from accuracy: the epsilon a target error needs, the error an epsilon buys.",
     "dpstats.noise.exact": "Exact discrete Laplace and discrete Gaussian samplers.",
+    "dpstats.noise.selection": "Private partition selection: the noise and threshold that release only the keys "
+    "enough units share.",
     "dpstats.noise.random": "The cryptographically secure default random source.",
     "dpstats.accounting.gaussian": "The Gaussian mechanism's exact privacy curve.",
     "dpstats.preprocessing": "Preprocessing that keeps the guarantee (row clipping, a private norm bound).",

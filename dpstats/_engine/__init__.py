@@ -22,6 +22,7 @@ implementation (:mod:`~dpstats._engine.dask_engine` is the other; CONTRIBUTING.m
 ``map_row_blocks``        a row-wise map, blockwise
 ``signed_labels``         labels mapped to ±1 (NaN for any other label)
 ``bound_rows``            at most ``max_rows`` rows of each privacy unit, chosen by a random key
+``key_table``             exact per-key statistics of a group-by, after bounding keys and rows per unit
 ========================  ===================================================================================
 
 Every engine computes the same blocks at the same global row positions (:mod:`dpstats._kernels.reduce`), so a
@@ -41,6 +42,7 @@ import numpy as np
 from .._kernels.blocks import block_rows
 from .._kernels.fixed_point import BoundedSums, FixedPoint
 from .._kernels.gram import GridGram, gram_reduction, grid_gram_slack
+from .._kernels.groups import GroupSpec, KeyTable
 from .._kernels.reduce import DyadicSum, Part
 from .._kernels.rows import row_norm_violations
 from . import numpy_engine
@@ -60,6 +62,7 @@ __all__ = [
     "float_gram",
     "grid_gram",
     "is_lazy",
+    "key_table",
     "reduce_rows",
     "relation_of",
     "take_units",
@@ -187,3 +190,12 @@ def bound_checked(
         if found is not None:
             found.raise_error(name)
     return bound_rows(arrays, units.aligned(rows, lazy=engine_of(*arrays).LAZY), rng, canonical=canonical)
+
+
+def key_table(keys, units, values, spec: GroupSpec) -> KeyTable:
+    """The exact per-key statistics of a group-by (:mod:`dpstats._kernels.groups`) on the engine of the
+    row-aligned ``keys``, ``units`` (canonical identifiers, or None) and ``values`` (or None): at most
+    ``spec.max_groups`` keys and ``spec.max_rows`` rows per unit and key, chosen by ``spec.key``; every key's
+    distinct units, rows, weights, fixed-point sums or cells. On Dask the rows are shuffled by unit on the cluster
+    and only the per-key statistics come back."""
+    return engine_of(keys, units, values).key_table(keys, units, values, spec)

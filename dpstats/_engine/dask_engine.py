@@ -28,6 +28,7 @@ import dask
 import dask.array as da
 import numpy as np
 
+from .._kernels import groups
 from .._kernels.fixed_point import BinCounts, ChunkSums, FixedPoint, chunk_bin_counts
 from .._kernels.reduce import Part, chunk_part, merge_parts
 from .._kernels.rows import scaled_rows
@@ -45,6 +46,7 @@ __all__ = [
     "bounded_row_count",
     "check_row_norms",
     "fixed_point_sums",
+    "key_table",
     "lazy_product",
     "map_row_blocks",
     "map_rows",
@@ -265,6 +267,46 @@ def bounded_row_count(units: Units) -> tuple[int, int]:
     counts = dd.from_dask_array(ids).value_counts()
     kept, distinct = dask.compute(counts.clip(upper=units.max_rows).sum(), counts.size)
     return int(kept), int(distinct)
+
+
+def key_table(keys, units, values, spec: groups.GroupSpec) -> groups.KeyTable:
+    """:func:`dpstats._kernels.groups.key_table` on the cluster: the rows (key, unit, values) as one dask DataFrame,
+    shuffled by unit when there is one (every unit's rows meet in one partition; nothing is gathered on the
+    client), a table per partition, and the tables added by a tree of tasks (:func:`~dpstats._kernels.groups.
+    merge_tables`, exact integers): only the per-key statistics reach the client, the same as in memory."""
+    import dask.dataframe as dd
+
+    arrays = [
+        a if isinstance(a, da.Array) else da.from_array(np.asarray(a)) for a in (keys, units, values) if a is not None
+    ]
+    arrays = _aligned(tuple(arrays))
+    columns = [dd.from_dask_array(arrays[0], columns=["key"])]
+    if units is not None:
+        columns.append(dd.from_dask_array(arrays[1], columns=["unit"]))
+    width = 0
+    if values is not None:
+        flat = arrays[-1]
+        width = int(np.prod(flat.shape[1:], dtype=np.int64))
+        flat = flat.reshape(flat.shape[0], width) if flat.ndim != 2 else flat
+        columns.append(dd.from_dask_array(flat, columns=[f"v{j}" for j in range(width)]))
+    frame = dd.concat(columns, axis=1) if len(columns) > 1 else columns[0]
+    if units is not None:
+        frame = frame.shuffle(on="unit")
+    task = functools.partial(_partition_table, spec=spec, by_unit=units is not None, width=width)
+    shares = [dask.delayed(task, pure=False)(part) for part in frame.to_delayed()]
+    return _tree(shares, groups.merge_tables)
+
+
+def _partition_table(frame, spec: groups.GroupSpec, by_unit: bool, width: int) -> groups.KeyTable:
+    """The table of one partition (after the shuffle, every unit's rows are in it)."""
+    keys = frame["key"]
+    if getattr(keys.dtype, "kind", "O") not in "biuf":  # labels: missing as None, as in memory
+        keys = keys.astype(object).where(keys.notna(), None).to_numpy(dtype=object)
+    else:
+        keys = keys.to_numpy()
+    units = canonical_ids(frame["unit"].to_numpy()) if by_unit else None
+    values = frame.iloc[:, frame.shape[1] - width :].to_numpy(dtype=np.float64) if width else None
+    return groups.key_table(keys, units, values, spec)
 
 
 # ----------------------------------------------------------------------------- solvers' passes (ERM, low rank)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._kernels import groups
 from .._kernels.blocks import single_threaded_blas
 from .._kernels.fixed_point import BinCounts, ChunkSums, FixedPoint, chunk_bin_counts
 from .._kernels.reduce import Part, chunk_part, merge_parts
@@ -29,6 +30,7 @@ __all__ = [
     "bounded_row_count",
     "check_row_norms",
     "fixed_point_sums",
+    "key_table",
     "lazy_product",
     "map_row_blocks",
     "map_rows",
@@ -120,6 +122,12 @@ def bounded_row_count(units: Units) -> tuple[int, int]:
     """Σ_u min(c_u, m), the number of rows bounding keeps (c_u: unit u's rows), and the number of units."""
     counts = np.unique(units.ids, return_counts=True)[1]
     return int(np.minimum(counts, units.max_rows).sum()), int(counts.size)
+
+
+def key_table(keys, units, values, spec: groups.GroupSpec) -> groups.KeyTable:
+    """The exact per-key statistics of the rows after contribution bounding
+    (:func:`dpstats._kernels.groups.key_table`), in memory: one block (``units`` canonical)."""
+    return groups.key_table(keys, units, values, spec)
 
 
 # ----------------------------------------------------------------------------- solvers' passes (ERM, low rank)

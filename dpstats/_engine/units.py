@@ -24,7 +24,7 @@ from .._validation import check_int
 from ..exceptions import DataValidationError, ParameterError
 from .kinds import is_frame, is_lazy, library
 
-__all__ = ["Bounded", "Units", "relation_of", "take_units", "unit_column"]
+__all__ = ["Bounded", "Units", "identifiers", "relation_of", "take_units", "unit_column"]
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ def take_units(data, privacy_unit, max_rows, name: str = "x"):
     if isinstance(privacy_unit, str):
         data, ids = unit_column(data, privacy_unit, name)
     else:
-        ids = _as_ids(privacy_unit)
+        ids = identifiers(privacy_unit)
     return data, Units(ids, max_rows)
 
 
@@ -125,22 +125,32 @@ def unit_column(data, column: str, name: str):
     rest = [c for c in columns if c != column]
     if not rest:
         raise ParameterError(f"{name} has no column besides the privacy unit {column!r}: nothing to release")
-    return data[rest], _as_ids(ids)
+    return data[rest], identifiers(ids)
 
 
-def _as_ids(ids):
-    """Identifiers as a NumPy array (pandas/polars Series, lists) or a dask array (dask collections stay lazy)."""
+def identifiers(ids, name: str = "privacy_unit"):
+    """Identifiers (privacy units, group keys) as a NumPy array (pandas/polars Series, lists; missing values as
+    None or NaN) or a dask array (dask collections stay lazy). A list of mixed kinds stays an object array."""
     if is_lazy(ids):
-        return ids.to_dask_array(lengths=True) if hasattr(ids, "to_dask_array") else ids
+        if not hasattr(ids, "to_dask_array"):
+            return ids
+        if getattr(ids.dtype, "kind", "O") not in "biuf":  # strings: as Python objects (dask's own conversion warns)
+            ids = ids.astype(object)
+        return ids.to_dask_array(lengths=True)
     lib = library(ids)
     if lib == "pandas":
-        return (
-            ids.astype(object).where(ids.notna(), None).to_numpy(dtype=object)
-            if ids.dtype == object
-            else (ids.to_numpy(dtype=np.float64, na_value=np.nan) if ids.isna().any() else ids.to_numpy())
-        )
+        if getattr(ids.dtype, "kind", "O") not in "biuf":  # labels (object, string, category): missing as None
+            return ids.astype(object).where(ids.notna(), None).to_numpy(dtype=object)
+        return ids.to_numpy(dtype=np.float64, na_value=np.nan) if ids.isna().any() else ids.to_numpy()
     if lib == "polars":
         return np.asarray(ids.to_list(), dtype=object) if ids.null_count() else ids.to_numpy()
     if isinstance(ids, (str, bytes)) or not hasattr(ids, "__len__"):
-        raise ParameterError(f"privacy_unit must be identifiers aligned with the rows, or a column name; got {ids!r}")
-    return np.asarray(ids)
+        raise ParameterError(f"{name} must be identifiers aligned with the rows, or a column name; got {ids!r}")
+    values = np.asarray(ids)
+    if (
+        not isinstance(ids, np.ndarray)
+        and values.dtype.kind in "US"
+        and not all(isinstance(v, (str, bytes)) for v in ids)
+    ):
+        return np.asarray(ids, dtype=object)  # np.asarray([1, "a"]) would turn 1 into "1"
+    return values

@@ -142,6 +142,13 @@ class FixedPoint:
         totals += [_exact_total(part, rows * 2.0**26) for part in found[1:]]
         return ChunkSums(n, totals[0], tuple(totals[1:]) if self.squares else None)
 
+    def quantized(self, records: np.ndarray, clip: bool) -> np.ndarray:
+        """q = round(x/h) of every value of the 2-D ``records`` (clipped to the bounds first with ``clip``), exact
+        integers as float64: the same arithmetic as :meth:`chunk_sums`, for records it has checked."""
+        if clip:
+            records = np.clip(records, self.lo, self.hi)
+        return np.rint(records * np.ldexp(1.0, -self.exponent))
+
     def _inside(self, block: np.ndarray) -> bool:
         """Every value of the block finite and within the bounds (NaN fails both comparisons)."""
         return bool((block.min(axis=0) >= self.lo).all() and (block.max(axis=0) <= self.hi).all())

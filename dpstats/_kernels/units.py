@@ -28,7 +28,7 @@ import numpy as np
 
 from ..exceptions import DataValidationError
 
-__all__ = ["canonical_ids", "row_hashes", "select_rows", "value_hashes"]
+__all__ = ["canonical_ids", "mix", "ranks_within", "row_hashes", "select_rows", "value_hashes"]
 
 _M1, _M2, _GOLDEN = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), np.uint64(0x9E3779B97F4A7C15)
 _S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
@@ -36,12 +36,15 @@ _S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
 _HASH_BLOCK = 1 << 16
 
 
-def _mix(h: np.ndarray) -> np.ndarray:
+def mix(h: np.ndarray) -> np.ndarray:
     """splitmix64's finaliser on uint64 arrays (wrapping arithmetic): a bijection that spreads every input bit."""
+    h = h ^ (h >> _S30)  # a new array: the rest works in place on it
     with np.errstate(over="ignore"):
-        h = (h ^ (h >> _S30)) * _M1
-        h = (h ^ (h >> _S27)) * _M2
-    return h ^ (h >> _S31)
+        h *= _M1
+        h ^= h >> _S27
+        h *= _M2
+    h ^= h >> _S31
+    return h
 
 
 def canonical_ids(ids, name: str = "privacy_unit") -> np.ndarray:
@@ -57,11 +60,11 @@ def canonical_ids(ids, name: str = "privacy_unit") -> np.ndarray:
         values = _from_objects(values, name)
     kind = values.dtype.kind
     if kind == "b":
-        return values.astype(np.int64)
+        return values.astype(np.int64, copy=False)
     if kind in "iu":
         if kind == "u" and values.size and values.max() > np.iinfo(np.int64).max:
             raise DataValidationError(f"{name} holds integers above 2^63 - 1; pass them as strings")
-        return values.astype(np.int64)
+        return values.astype(np.int64, copy=False)
     if kind == "f":
         missing = int(np.count_nonzero(np.isnan(values)))
         if missing:
@@ -81,7 +84,7 @@ def _from_objects(values: np.ndarray, name: str) -> np.ndarray:
         return values.astype(str)
     if all(isinstance(v, numbers.Integral) for v in values):
         try:
-            return values.astype(np.int64)
+            return values.astype(np.int64, copy=False)
         except OverflowError as err:
             raise DataValidationError(f"{name} holds integers outside the int64 range; pass them as strings") from err
     if all(isinstance(v, numbers.Real) for v in values):
@@ -101,19 +104,19 @@ def value_hashes(values: np.ndarray, key: int) -> np.ndarray:
         bits = (values.astype(np.float64) + 0.0).view(np.uint64)
     else:
         bits = values.astype(np.int64).view(np.uint64)
-    return _mix(bits ^ salt)
+    return mix(bits ^ salt)
 
 
 def _string_hashes(values: np.ndarray, salt: np.uint64) -> np.ndarray:
     """Keyed hashes of fixed-width unicode strings: each code point times its own odd multiplier, summed, mixed."""
     width = max(1, values.dtype.itemsize // 4)
-    multipliers = _mix(np.arange(1, width + 1, dtype=np.uint64) * _GOLDEN ^ salt) | np.uint64(1)
+    multipliers = mix(np.arange(1, width + 1, dtype=np.uint64) * _GOLDEN ^ salt) | np.uint64(1)
     out = np.empty(values.size, dtype=np.uint64)
     for start in range(0, values.size, _HASH_BLOCK):
         block = np.ascontiguousarray(values[start : start + _HASH_BLOCK]).view(np.uint32).reshape(-1, width)
         with np.errstate(over="ignore"):
             out[start : start + _HASH_BLOCK] = np.einsum("ij,j->i", block.astype(np.uint64), multipliers)
-    return _mix(out ^ salt)
+    return mix(out ^ salt)
 
 
 def row_hashes(arrays: tuple, key: int) -> np.ndarray:
@@ -125,18 +128,20 @@ def row_hashes(arrays: tuple, key: int) -> np.ndarray:
         if columns.dtype.kind == "U":
             part = np.zeros(len(array), dtype=np.uint64)
             for j in range(columns.shape[1]):
-                part = _mix(part ^ _string_hashes(columns[:, j], salt))
+                part = mix(part ^ _string_hashes(columns[:, j], salt))
         else:  # the bits of the values (a −0.0 and a 0.0 are told apart: two different rows, either may be kept)
             bits = np.ascontiguousarray(columns, dtype=np.float64).view(np.uint64)
-            multipliers = _mix(np.arange(1, bits.shape[1] + 1, dtype=np.uint64) * _GOLDEN ^ salt) | np.uint64(1)
+            multipliers = mix(np.arange(1, bits.shape[1] + 1, dtype=np.uint64) * _GOLDEN ^ salt) | np.uint64(1)
             with np.errstate(over="ignore"):
                 part = np.einsum("ij,j->i", bits, multipliers)
         with np.errstate(over="ignore"):
-            total = _mix(total ^ part ^ np.uint64(index + 1) * _GOLDEN)
+            total = mix(total ^ part ^ np.uint64(index + 1) * _GOLDEN)
     return total
 
 
-def select_rows(ids: np.ndarray, arrays: tuple, max_rows: int, key: int) -> tuple[np.ndarray, int]:
+def select_rows(
+    ids: np.ndarray, arrays: tuple, max_rows: int, key: int, salts: np.ndarray | None = None
+) -> tuple[np.ndarray, int]:
     """Which rows to keep: at most ``max_rows`` per unit (module docstring), and the number of units.
 
     Parameters
@@ -149,6 +154,10 @@ def select_rows(ids: np.ndarray, arrays: tuple, max_rows: int, key: int) -> tupl
         The public bound m >= 1.
     key : int
         The random 64-bit key (drawn from the caller's random source).
+    salts : numpy.ndarray of uint64, optional
+        A hash per row, the same for every row of a unit and a function of the unit's *values* only, used in place
+        of the hash of ``ids`` (for ids that are codes of composite units, such as (unit, key) pairs, whose values
+        are not the codes).
 
     Returns
     -------
@@ -163,11 +172,11 @@ def select_rows(ids: np.ndarray, arrays: tuple, max_rows: int, key: int) -> tupl
     keep = np.ones(n, dtype=bool)
     heavy = np.flatnonzero(counts > max_rows)
     if heavy.size:
-        keep[_drop(order, starts, counts, heavy, ids, arrays, max_rows, key)] = False
+        keep[_drop(order, starts, counts, heavy, ids, arrays, max_rows, key, salts)] = False
     return keep, int(starts.size)
 
 
-def _drop(order, starts, counts, heavy, ids, arrays, max_rows: int, key: int) -> np.ndarray:
+def _drop(order, starts, counts, heavy, ids, arrays, max_rows: int, key: int, salts) -> np.ndarray:
     """The rows (positions in the data) that units with more than ``max_rows`` rows do not keep.
 
     The heavy units' rows are sorted by (unit, priority) in one pass over a combined 64-bit key: the unit's rank in
@@ -178,18 +187,19 @@ def _drop(order, starts, counts, heavy, ids, arrays, max_rows: int, key: int) ->
     sizes = counts[heavy]
     run = np.repeat(np.arange(heavy.size, dtype=np.uint64), sizes)  # the heavy unit of each of its rows
     rows = order[np.flatnonzero(np.repeat(counts > max_rows, counts))]  # their positions in the data, by unit
-    unit_hash = np.repeat(value_hashes(ids[order[starts[heavy]]], key), sizes)
-    priority = _mix(unit_hash ^ row_hashes(tuple(np.asarray(a)[rows] for a in arrays), key))
+    first = order[starts[heavy]]
+    unit_hash = np.repeat(value_hashes(ids[first], key) if salts is None else salts[first], sizes)
+    priority = mix(unit_hash ^ row_hashes(tuple(np.asarray(a)[rows] for a in arrays), key))
     by = _by_unit_then_priority(run, priority, heavy.size)
     priority, rows = priority[by], rows[by]
     twin = np.concatenate([[False], (priority[1:] == priority[:-1]) & (run[by][1:] == run[by][:-1])])
     if twin.any():  # identical rows of a unit: the k-th copy gets a priority of its own
-        copy = _ranks_within(np.diff(np.append(np.flatnonzero(~twin), twin.size)))
+        copy = ranks_within(np.diff(np.append(np.flatnonzero(~twin), twin.size)))
         with np.errstate(over="ignore"):
-            priority = np.where(copy > 0, _mix(priority ^ copy.astype(np.uint64) * _GOLDEN), priority)
+            priority = np.where(copy > 0, mix(priority ^ copy.astype(np.uint64) * _GOLDEN), priority)
         again = _by_unit_then_priority(run, priority, heavy.size)  # run is unchanged by the first sort
         rows = rows[again]
-    return rows[_ranks_within(sizes) >= max_rows]  # ranks within each unit: the runs keep their place and sizes
+    return rows[ranks_within(sizes) >= max_rows]  # ranks within each unit: the runs keep their place and sizes
 
 
 def _by_unit_then_priority(run: np.ndarray, priority: np.ndarray, units: int) -> np.ndarray:
@@ -201,7 +211,7 @@ def _by_unit_then_priority(run: np.ndarray, priority: np.ndarray, units: int) ->
     return np.argsort(combined, kind="stable")
 
 
-def _ranks_within(lengths: np.ndarray) -> np.ndarray:
+def ranks_within(lengths: np.ndarray) -> np.ndarray:
     """0, 1, …, L_0 − 1, 0, 1, …, L_1 − 1, …: the position of each element within its run."""
     total = int(lengths.sum())
     if total == 0:

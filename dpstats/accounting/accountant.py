@@ -371,7 +371,8 @@ class Accountant:
         expensive part costs (:mod:`dpstats.accounting.compose`, "Parallel composition"). A branch takes only
         releases of the block's relation: a release with a privacy unit on a row block (or without one on a unit
         block) raises a :class:`~dpstats.exceptions.ParameterError` before anything is released, as does a spend
-        by hand that does not state its ``relation``.
+        by hand that does not state its ``relation``. For a group-by, pass ``by=`` to the statistic
+        (:mod:`dpstats.groups`): one release over the keys, whose sensitivity counts both keys a replaced unit moves.
 
         Examples
         --------

@@ -254,9 +254,14 @@ class Gaussian(Event):
 
     ``repeat`` adaptive compositions of the same Gaussian (the noisy power
     method's iterations) are exactly one Gaussian with multiplier
-    σ_eff/(Δ₂√repeat). ``failure`` is an extra δ for releases whose sensitivity
-    bound holds only with probability 1 − ``failure`` (Hardt & Roth's range
-    finder); it adds to δ under every rule.
+    σ_eff/(Δ₂√repeat). ``failure`` is an extra δ for releases that are the
+    Gaussian mechanism only with probability at least 1 − ``failure``: whose
+    sensitivity bound holds only with that probability (Hardt & Roth's range
+    finder), or whose output distribution is a mixture, with weight at least
+    1 − ``failure``, of the Gaussian mechanism's and anything else (private
+    partition selection, :mod:`dpstats.noise.selection`). Mixtures of that
+    kind compose into a mixture of the composed Gaussians with weight at least
+    Π(1 − failure_i), so ``failure`` adds to δ under every rule.
     """
 
     kind: ClassVar[str] = "gaussian"

@@ -9,7 +9,9 @@
   mechanism);
 * :mod:`dpstats.noise.continuous` — floating-point samplers (``noise="float"``, the Gamma-norm noise of ERM);
 * :mod:`dpstats.noise.intervals` — how far a release is from its exact statistic (95 % intervals of the error);
-* :mod:`dpstats.noise.accuracy` — planning from accuracy: the ε for a target error, the error an ε buys.
+* :mod:`dpstats.noise.accuracy` — planning from accuracy: the ε for a target error, the error an ε buys;
+* :mod:`dpstats.noise.selection` — private partition selection: the noise and threshold that release only the
+  keys of a group-by that enough units share.
 """
 
 from ..accounting.gaussian import gaussian_privacy_gap

@@ -176,6 +176,7 @@ def releases() -> dict:
             dps.estimators.DPPCA(2, mechanism="dong", norm_bound="private", random_state=78).fit(M).components_
         ),
     }
+    cases.update(_grouped())
     import dask.array as da
 
     Xd, yd, xd = da.from_array(X, chunks=97), da.from_array(y, chunks=97), da.from_array(x, chunks=61)
@@ -193,6 +194,77 @@ def releases() -> dict:
         }
     )
     return cases
+
+
+def _visits():
+    """A table of visits with a long tail of rare pages: 2,000 rows of 300 people (issue "Group-by")."""
+    import pandas as pd
+
+    rng = np.random.default_rng(20261127)
+    n = 2000
+    return pd.DataFrame(
+        {
+            "person": rng.integers(0, 300, n),
+            "page": np.char.add("p", (rng.zipf(1.5, n) % 60).astype(str)),
+            "seconds": rng.uniform(0, 120, n).round(1),
+            "clicks": rng.integers(0, 10, n).astype(float),
+        }
+    )
+
+
+def _grouped() -> dict:
+    """Grouped releases: keys selected privately (each selection policy) or public, with and without units."""
+    visits = _visits()
+    pages, people, seconds = visits["page"].to_numpy(), visits["person"].to_numpy(), visits["seconds"].to_numpy()
+    units = dict(privacy_unit="person", max_rows=2, max_groups=3)
+    bounds = {"seconds": (0, 120), "clicks": (0, 10)}
+    import dask.dataframe as dd
+
+    lazy = dd.from_pandas(visits, npartitions=3)
+    return {
+        "histogram_keys": lambda: dps.histogram(pages, 1.0, 1e-6, rng=70),
+        "histogram_keys_units": lambda: dps.histogram(
+            pages, 1.0, 1e-6, privacy_unit=people, max_rows=1, max_groups=3, rng=71
+        ),
+        "histogram_keys_gaussian": lambda: dps.histogram(pages, 1.0, 1e-6, selection="gaussian", rng=72),
+        "histogram_keys_rows_per_unit": lambda: dps.histogram(
+            pages, 1.0, 1e-6, privacy_unit=people, max_rows=2, rng=79
+        ),
+        "count_by_units": lambda: dps.count(visits, 1.0, 1e-6, by="page", **units, rng=73),
+        "sum_by_categories": lambda: dps.sum(
+            visits[["page", "seconds"]], 1.0, by="page", categories=sorted(set(pages)), bounds=(0, 120), rng=74
+        ),
+        "mean_by_units": lambda: dps.mean(visits, 1.0, 1e-6, by="page", bounds=bounds, **units, rng=75),
+        "mean_by_rows_per_unit": lambda: dps.mean(
+            seconds, 1.0, 1e-6, by=pages, bounds=(0, 120), privacy_unit=people, max_rows=3, rng=76
+        ),
+        "variance_by_weights": lambda: dps.variance(
+            visits, 1.0, 1e-6, by="page", bounds=bounds, weights={"seconds": 1, "clicks": 2}, **units, rng=77
+        ),
+        "quantile_by": lambda: dps.quantile(seconds, 0.5, 1.0, bounds=(0, 120), by=pages, delta=1e-6, rng=78),
+        "dask_mean_by_units": lambda: dps.mean(lazy, 1.0, 1e-6, by="page", bounds=bounds, **units, rng=75),
+        "ledger_groups": lambda: _grouped_ledger(pages, people, seconds),
+    }
+
+
+def _grouped_ledger(pages, people, seconds):
+    acc = dps.Accountant(100.0, 1e-3)
+    dps.histogram(pages, 1.0, 1e-6, rng=80, accountant=acc)
+    dps.count(pages, 1.0, 1e-6, by=pages, privacy_unit=people, max_rows=1, max_groups=3, rng=81, accountant=acc)
+    dps.mean(
+        seconds,
+        1.0,
+        1e-6,
+        by=pages,
+        bounds=(0, 120),
+        privacy_unit=people,
+        max_rows=2,
+        max_groups=3,
+        rng=82,
+        accountant=acc,
+    )
+    dps.quantile(seconds, 0.5, 1.0, bounds=(0, 120), by=pages, delta=1e-6, rng=83, accountant=acc)
+    return acc
 
 
 def _ledger():
