@@ -45,19 +45,37 @@ def _config(tiny: bool) -> dict:
     return dict(names=pb.DATA_SETS, mechanisms=None, epsilons=pb.EPSILONS, ks=pb.KS, seeds=(0, 1, 2), time_limit=10.0)
 
 
-def grid(tiny: bool, *, n_mnist: int = 10_000, n_synthetic: int = 20_000, seeds=None, time_limit=None) -> list:
-    """Run the grid; return the tidy list of fits."""
+def grid(
+    tiny: bool,
+    *,
+    n_mnist: int = 10_000,
+    n_synthetic: int = 20_000,
+    seeds=None,
+    time_limit=None,
+    names=None,
+    checkpoint: Path | None = None,
+) -> list:
+    """Run the grid, one data set after the other; return the tidy list of fits.
+
+    With ``checkpoint``, the fits so far are written there (:func:`~dpstats.compendium.pca_benchmark.write_fits`)
+    after each data set, so that a run stopped midway keeps what it measured.
+    """
     cfg = _config(tiny)
-    data = pb.load_benchmark_data(cfg["names"], n_mnist=n_mnist, n_synthetic=n_synthetic)
-    return pb.run_grid(
-        data,
-        cfg["mechanisms"],
-        epsilons=cfg["epsilons"],
-        ks=cfg["ks"],
-        seeds=cfg["seeds"] if seeds is None else seeds,
-        time_limit=cfg["time_limit"] if time_limit is None else time_limit,
-        show_progress=not tiny,
-    )
+    fits: list = []
+    for name in names or cfg["names"]:
+        data = pb.load_benchmark_data([name], n_mnist=n_mnist, n_synthetic=n_synthetic)
+        fits += pb.run_grid(
+            data,
+            cfg["mechanisms"],
+            epsilons=cfg["epsilons"],
+            ks=cfg["ks"],
+            seeds=cfg["seeds"] if seeds is None else seeds,
+            time_limit=cfg["time_limit"] if time_limit is None else time_limit,
+            show_progress=not tiny,
+        )
+        if checkpoint is not None:
+            pb.write_fits(fits, checkpoint)
+    return fits
 
 
 def report(results: Results, fits: list, *, figures: bool = True) -> list:
@@ -128,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-mnist", type=int, default=10_000, help="MNIST rows (first training images)")
     parser.add_argument("--n-synthetic", type=int, default=20_000, help="rows of each synthetic set")
     parser.add_argument("--time-limit", type=float, default=None, help="seconds per fit (default 10; tiny 5)")
+    parser.add_argument("--data", nargs="*", choices=pb.DATA_SETS, help="only these data sets (in this order)")
     parser.add_argument("--from-fits", type=Path, help="only summarise an existing fits.csv (and draw the figures)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
@@ -135,14 +154,19 @@ def main(argv: list[str] | None = None) -> int:
         fits = pb.read_fits(args.from_fits)
     else:
         seeds = None if args.seeds is None else tuple(range(args.seeds))
+        args.out.mkdir(parents=True, exist_ok=True)
         fits = grid(
-            args.tiny, n_mnist=args.n_mnist, n_synthetic=args.n_synthetic, seeds=seeds, time_limit=args.time_limit
+            args.tiny,
+            n_mnist=args.n_mnist,
+            n_synthetic=args.n_synthetic,
+            seeds=seeds,
+            time_limit=args.time_limit,
+            names=args.data,
+            checkpoint=args.out / "fits.csv",
         )
     results = Results()
     cells = report(results, fits)
     args.out.mkdir(parents=True, exist_ok=True)
-    if not args.from_fits:
-        pb.write_fits(fits, args.out / "fits.csv")
     table = pb.winners_table(cells)
     (args.out / "winners.md").write_text(table.to_markdown() + "\n", encoding="utf-8")
     results.write(args.out)

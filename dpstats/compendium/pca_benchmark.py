@@ -274,7 +274,7 @@ def _spiked(name: str, n: int, top_share: float, seed: int) -> BenchmarkData:
 
 
 #: The data sets :func:`load_benchmark_data` knows.
-DATA_SETS = ("mnist", "digits", "wine", "breast_cancer", "spiked_0.95", "spiked_0.3")
+DATA_SETS = ("wine", "breast_cancer", "digits", "spiked_0.95", "spiked_0.3", "mnist")
 
 
 def load_benchmark_data(
