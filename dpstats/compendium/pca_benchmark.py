@@ -505,12 +505,12 @@ def run_grid(
     out: list[Fit] = []
     with progress(total=total, desc="PCA benchmark cells", disable=not show_progress) as bar:
         for bench in data.values():
-            for label in mechanisms:
-                for k in ks:
-                    gave_up = False
-                    for eps in epsilons:
-                        if gave_up:
-                            mech = MECHANISMS[label]
+            for k in ks:
+                gave_up: set[str] = set()
+                for eps in epsilons:
+                    for label in mechanisms:  # interleaved: a cell's mechanisms run close together in time
+                        mech = MECHANISMS[label]
+                        if label in gave_up:
                             out += [
                                 Fit(bench.name, label, mech.guarantee, bench.n, bench.d, k, eps, delta, s, SKIPPED,
                                     float("nan"), float("nan"))
@@ -519,7 +519,8 @@ def run_grid(
                         else:
                             rows = run_cell(bench, label, k, eps, delta=delta, seeds=seeds, time_limit=time_limit)
                             out += rows
-                            gave_up = MECHANISMS[label].peer and any(r.status == TIMED_OUT for r in rows)
+                            if mech.peer and any(r.status == TIMED_OUT for r in rows):
+                                gave_up.add(label)
                         bar.update()
     return out
 
