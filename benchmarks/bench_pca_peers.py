@@ -58,23 +58,24 @@ def grid(
     """Run the grid, one data set after the other; return the tidy list of fits.
 
     With ``checkpoint``, the fits so far are written there (:func:`~dpstats.compendium.pca_benchmark.write_fits`)
-    after each data set, so that a run stopped midway keeps what it measured.
+    after each data set and k, so that a run stopped midway keeps what it measured.
     """
     cfg = _config(tiny)
     fits: list = []
     for name in names or cfg["names"]:
         data = pb.load_benchmark_data([name], n_mnist=n_mnist, n_synthetic=n_synthetic)
-        fits += pb.run_grid(
-            data,
-            cfg["mechanisms"],
-            epsilons=cfg["epsilons"],
-            ks=cfg["ks"],
-            seeds=cfg["seeds"] if seeds is None else seeds,
-            time_limit=cfg["time_limit"] if time_limit is None else time_limit,
-            show_progress=not tiny,
-        )
-        if checkpoint is not None:
-            pb.write_fits(fits, checkpoint)
+        for k in cfg["ks"]:  # a checkpoint after each k: a stopped run keeps what it measured
+            fits += pb.run_grid(
+                data,
+                cfg["mechanisms"],
+                epsilons=cfg["epsilons"],
+                ks=(k,),
+                seeds=cfg["seeds"] if seeds is None else seeds,
+                time_limit=cfg["time_limit"] if time_limit is None else time_limit,
+                show_progress=not tiny,
+            )
+            if checkpoint is not None:
+                pb.write_fits(fits, checkpoint)
     return fits
 
 

@@ -128,3 +128,12 @@ def test_peers_are_optional():
     assert labels[:8] == ["AG", "PPM", "PPCA", "PPCA Gibbs", "Amin", "Dong", "Hardt-Roth", "SN"]
     with pytest.raises(ValueError, match="unknown mechanisms"):
         pb.run_grid({}, ["nope"])
+
+
+def test_energy_is_captured_energy(spiked):
+    from dpstats.metrics import captured_energy
+
+    V = np.linalg.qr(np.random.default_rng(3).standard_normal((8, 3)))[0]
+    assert spiked.energy(V) == pytest.approx(captured_energy(spiked.X, V, kind="X"), rel=1e-12)
+    with pytest.raises(ValueError, match="orthonormal"):
+        spiked.energy(2 * V)
