@@ -728,7 +728,12 @@ def check_targets(
 
 # ---------------------------------------------------------------------------------------------------- the figure
 
-_STYLE = {"SN": dict(color="0.5", linestyle=":", marker="x"), "PPCA Gibbs": dict(linestyle="--")}
+_STYLE = {
+    "SN": dict(color="0.6", linestyle=":", marker="x"),
+    "PPCA Gibbs": dict(linestyle="--"),
+    "diffprivlib PCA": dict(color="black"),
+    "OpenDP PCA": dict(color="tab:olive"),
+}
 
 
 def plot_energy(summaries: Iterable[CellSummary], data: str, *, ks: Sequence[int] | None = None):
@@ -748,39 +753,52 @@ def plot_energy(summaries: Iterable[CellSummary], data: str, *, ks: Sequence[int
     if not cells:
         raise ValueError(f"no results for data set {data!r}")
     ks = sorted({s.k for s in cells}) if ks is None else list(ks)
-    fig, axes = plt.subplots(1, len(ks), figsize=(4.6 * len(ks), 4.0), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(1, len(ks), figsize=(4.4 * len(ks), 4.2), squeeze=False, sharey=True)
     labels = [m for m in MECHANISMS if any(s.mechanism == m for s in cells)]
+    handles = {}
     for ax, k in zip(axes[0], ks, strict=True):
+        notes = []
         for label in labels:
             line = sorted((s for s in cells if s.mechanism == label and s.k == k), key=lambda s: s.epsilon)
             done = [s for s in line if s.ok]
             missing = [s.epsilon for s in line if not s.ok]
-            guarantee = MECHANISMS[label].guarantee
-            name = f"{label} ({guarantee})"
             if missing:
-                name += f"; no result at ε = {', '.join(f'{e:g}' for e in missing)}"
+                notes.append(f"{label}: no result at ε = {', '.join(f'{e:g}' for e in missing)}")
             style = dict(marker="o", capsize=3)
             if MECHANISMS[label].peer:
                 style.update(linestyle="--", marker="s")
             style.update(_STYLE.get(label, {}))
-            ax.errorbar(
+            handles[label] = ax.errorbar(
                 [s.epsilon for s in done],
                 [s.energy for s in done],
                 yerr=[np.nan_to_num(s.se) for s in done],
-                label=name,
+                label=f"{label} ({MECHANISMS[label].guarantee})",
                 **style,
             )
         ax.axhline(100, color="black", lw=1, ls="--")
         ax.axhline(90, color="black", lw=0.6, ls=":")
         ax.set_xscale("log")
+        ax.set_ylim(0, 103)
         ax.set_xlabel("privacy parameter ε (log scale)")
         ax.set_title(f"k = {k}")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=6, loc="upper left")
+        if notes:
+            ax.text(0.02, 0.02, "\n".join(notes), transform=ax.transAxes, fontsize=6, va="bottom")
     axes[0][0].set_ylabel("captured energy (% of non-private top-k)")
+    fig.legend(
+        [handles[m] for m in labels],
+        [f"{m} ({MECHANISMS[m].guarantee})" for m in labels],
+        loc="lower center",
+        ncol=min(5, len(labels)),
+        fontsize=7,
+        bbox_to_anchor=(0.5, -0.01),
+    )
     first = cells[0]
-    fig.suptitle(f"{data} (n = {first.n}, d = {first.d}): mean ± 1 s.e. over seeds; δ = {DELTA:g} where used")
-    fig.tight_layout()
+    fig.suptitle(
+        f"{data} (n = {first.n}, d = {first.d}): captured energy, mean ± 1 s.e. over seeds; "
+        f"δ = {DELTA:g} for the (ε, δ) mechanisms"
+    )
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     return fig
 
 
