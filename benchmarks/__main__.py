@@ -28,6 +28,7 @@ MODULES = [
     "bench_accounting",
     "bench_scale",
     "bench_covariance_trace",
+    "bench_pca_peers",
 ]
 
 

@@ -40,6 +40,8 @@ API_MODULES = {
     "dpstats.compendium.datasets": "The compendium: real datasets (fetch, load) and synthetic generators.",
     "dpstats.compendium.experiments": "The compendium: sweeps, error bars, figures and tables for the notebooks.",
     "dpstats.compendium.comparison": "The compendium: published vs reproduced tables.",
+    "dpstats.compendium.pca_benchmark": "The compendium: the private-PCA benchmark (every mechanism, its peers, "
+    "the winners per cell).",
     "dpstats.compendium.reports": "The compendium: the report runner behind ``dpstats report``.",
 }
 WIDGET = "application/vnd.jupyter.widget-view+json"
@@ -218,6 +220,21 @@ def _benchmarks(path: Path, source: Path) -> None:
         lines += [source.joinpath("results.md").read_text(encoding="utf-8")]
     else:
         lines += ["No benchmark results yet: run `make bench`."]
+    pca = source / "pca_peers"
+    if (pca / "winners.md").is_file():  # the private-PCA benchmark's full grid (benchmarks/bench_pca_peers.py)
+        lines += [
+            "",
+            "## The private-PCA benchmark: winners per cell",
+            "",
+            "Every PCA mechanism of dpstats against diffprivlib's and OpenDP's PCA "
+            "(`python -m benchmarks.bench_pca_peers`; all cells, targets and fits under "
+            "`reports/benchmarks/pca_peers/`; see also [Which private PCA](../guide/which_pca.md)).",
+            "",
+            pca.joinpath("winners.md").read_text(encoding="utf-8"),
+        ]
+        for png in sorted(pca.glob("*.png")):
+            shutil.copy2(png, path.parent / png.name)
+            lines += [f"![{png.stem}]({png.name})", ""]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
