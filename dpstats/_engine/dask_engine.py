@@ -32,7 +32,7 @@ from .._kernels import groups
 from .._kernels.fixed_point import BinCounts, ChunkSums, FixedPoint, chunk_bin_counts
 from .._kernels.reduce import Part, chunk_part, merge_parts
 from .._kernels.rows import scaled_rows
-from .._kernels.units import IdSummary, canonical_ids, convert_ids, describe_ids, id_target, row_hashes, select_rows
+from .._kernels.units import canonical_ids, row_hashes, select_rows
 from .._validation import check_numeric_dtype
 from ..exceptions import DataValidationError
 from . import numpy_engine
@@ -44,7 +44,6 @@ __all__ = [
     "bin_counts",
     "bound_rows",
     "bounded_row_count",
-    "canonical_units",
     "check_row_norms",
     "fixed_point_sums",
     "key_table",
@@ -200,27 +199,6 @@ def bin_counts(x: da.Array, bins: int, lower: float, upper: float, *, clip: bool
 
 
 # ----------------------------------------------------------------------------- privacy units
-
-
-def canonical_units(ids: da.Array, name: str = "privacy_unit") -> da.Array:
-    """Lazy identifiers in the canonical form of :func:`dpstats._kernels.units.canonical_ids`, by the same rule:
-    every block is described (:func:`~dpstats._kernels.units.describe_ids`: counts only), the descriptions are
-    added and checked on the client (missing or mixed identifiers raise here, before anything is computed from the
-    data), and every block is converted to the one kind they decide (int64, float64, or strings as Python objects).
-    So equal identifiers are equal values in every partition (7 and 7.0, -0.0 and 0.0 are one unit, as in
-    memory), the shuffle by unit puts them together, and the kept rows are the in-memory engine's."""
-    if ids.ndim != 1:
-        raise DataValidationError(f"{name} must be 1-D (one identifier per row); got shape {ids.shape}")
-    describe = dask.delayed(describe_ids, pure=True)
-    summaries = dask.compute(*(describe(block) for block in ids.to_delayed().ravel()))
-    target = id_target(sum(summaries, IdSummary()), name)
-    dtype = np.dtype(object) if target == "str" else np.dtype(target)
-    return ids.map_blocks(_canonical_block, target, dtype=dtype, meta=np.empty(0, dtype=dtype))
-
-
-def _canonical_block(block: np.ndarray, target: str) -> np.ndarray:
-    values = convert_ids(np.asarray(block), target)
-    return values.astype(object) if target == "str" else values
 
 
 def bound_rows(arrays: tuple, units: Units, key: int, canonical: bool = False) -> Bounded:

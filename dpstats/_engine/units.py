@@ -20,12 +20,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._kernels.units import canonical_ids
+from .._kernels.units import IdSummary, canonical_ids, convert_ids, describe_ids, id_target
 from .._validation import check_int
 from ..exceptions import DataValidationError, ParameterError
 from .kinds import is_frame, is_lazy, library
 
-__all__ = ["Bounded", "Units", "by_index", "identifiers", "relation_of", "take_units", "unit_column"]
+__all__ = ["Bounded", "Units", "by_index", "canonical_units", "identifiers", "relation_of", "take_units", "unit_column"]
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class Units:
     def aligned(self, rows: int, lazy: bool = False) -> Units:
         """The identifiers checked against the data's ``rows`` (a length mismatch raises) and canonical
         (:func:`~dpstats._kernels.units.canonical_ids`; lazy identifiers by the same rule on the Dask engine,
-        :func:`~dpstats._engine.dask_engine.canonical_units`): missing or mixed identifiers raise here, on either
+        :func:`canonical_units`): missing or mixed identifiers raise here, on either
         engine, before anything is read from the data. ``lazy`` (whether the data are lazy) does not matter: the
         rule is the identifiers' own."""
         length = self.ids.shape[0]
@@ -48,8 +48,6 @@ class Units:
                 f"privacy_unit must have one identifier per row of the data ({rows} rows); got {length} identifiers"
             )
         if is_lazy(self.ids):
-            from .dask_engine import canonical_units
-
             return Units(canonical_units(self.ids), self.max_rows)
         return Units(canonical_ids(self.ids), self.max_rows)
 
@@ -209,3 +207,26 @@ def by_index(values, data, name: str):
         + f"; pass {name} with the data's index (e.g. the data's own column, or {name}.reindex(data.index)), "
         f"or positional identifiers ({name}.to_numpy())"
     )
+
+
+def canonical_units(ids, name: str = "privacy_unit"):
+    """Lazy identifiers in the canonical form of :func:`dpstats._kernels.units.canonical_ids`, by the same rule:
+    every block is described (:func:`~dpstats._kernels.units.describe_ids`: counts only), the descriptions are
+    added and checked on the client (missing or mixed identifiers raise here, before anything is computed from the
+    data), and every block is converted to the one kind they decide (int64, float64, or strings as Python objects).
+    So equal identifiers are equal values in every partition (7 and 7.0, -0.0 and 0.0 are one unit, as in
+    memory), the shuffle by unit puts them together, and the kept rows are the in-memory engine's."""
+    if ids.ndim != 1:
+        raise DataValidationError(f"{name} must be 1-D (one identifier per row); got shape {ids.shape}")
+    import dask
+
+    describe = dask.delayed(describe_ids, pure=True)
+    summaries = dask.compute(*(describe(block) for block in ids.to_delayed().ravel()))
+    target = id_target(sum(summaries, IdSummary()), name)
+    dtype = np.dtype(object) if target == "str" else np.dtype(target)
+    return ids.map_blocks(_canonical_block, target, dtype=dtype, meta=np.empty(0, dtype=dtype))
+
+
+def _canonical_block(block: np.ndarray, target: str) -> np.ndarray:
+    values = convert_ids(np.asarray(block), target)
+    return values.astype(object) if target == "str" else values
