@@ -571,6 +571,11 @@ def _objective_perturbation(data: _Rows, loss, lam, epsilon, tol, max_iter, nois
             f"eps' = {eps_prime:g} (its scale is {spread:g}); increase lam or epsilon"
         )
     grid = output_grid(2.0 * target, d, noise)
+    if not (spread >= 2.0**-900 and (grid is None or grid > 0.0)):  # public values only, decided before the charge
+        raise ParameterError(
+            f"objective perturbation's noise scale ({spread:g}) or output grid underflows double precision at "
+            f"n(lam + Delta) = {n * reg:g} and tol = {tol:g}; decrease lam or increase tol"
+        )
     charge(
         accountant,
         mechanism,

@@ -200,3 +200,14 @@ def test_low_rank_data_outside_the_declared_bounds_raise_with_their_count_not_th
     assert "7.5" not in str(err.value) and "3.25" not in str(err.value)
     clipped = dps.low_rank(np.clip(A, -1, 1), 1, 1.0, 1e-6, bounds=(-1, 1), rng=0)
     np.testing.assert_array_equal(dps.low_rank(A, 1, 1.0, 1e-6, bounds=(-1, 1), clip=True, rng=0), clipped)
+
+
+@pytest.mark.parametrize("lam, tol", [(1e307, 1e-9), (1e306, 1e-12)])
+def test_objective_perturbation_refuses_underflowing_public_parameters_before_the_charge(lam, tol):
+    """λ near the float limit made the noise scale 0 (λ = 1e307) or the output grid 0 (λ = 1e306, tol = 1e-12), and
+    the call raised ZeroDivisionError after charging: now refused before anything is charged (public values)."""
+    X, y = separable(100, d=2, seed=0)
+    acc = dps.Accountant(10.0)
+    with pytest.raises(dps.ParameterError, match="underflows"):
+        dps.svm(X, y, 1.0, lam=lam, tol=tol, rng=0, accountant=acc)
+    assert acc.ledger == []
