@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterable
 from fractions import Fraction
 
-__all__ = ["ORTHONORMAL_MARGIN", "UNIT_ROUNDOFF", "float_up", "gamma", "l1_up", "l2_up", "sqrt_up"]
+__all__ = ["ORTHONORMAL_MARGIN", "UNIT_ROUNDOFF", "enclose", "float_down", "float_up", "gamma", "l1_up", "l2_up", "sqrt_up"]
 
 #: u, the unit roundoff of IEEE double precision (round to nearest).
 UNIT_ROUNDOFF = 2.0**-53
@@ -33,6 +33,29 @@ def float_up(value: Fraction) -> float:
     if math.isinf(as_float):
         raise OverflowError("value exceeds the float range")
     return as_float if Fraction(as_float) >= value else math.nextafter(as_float, math.inf)
+
+
+def float_down(value: Fraction) -> float:
+    """The largest float <= ``value``; OverflowError if it is below the float range."""
+    return -float_up(-value)
+
+
+def enclose(function: str, x: Fraction, precision: int = 128) -> tuple[Fraction, Fraction]:
+    """Exact rationals lo <= f(x) <= hi for f = ``"log1p"`` or ``"expm1"``, from mpmath's interval arithmetic at
+    ``precision`` bits (rigorous bounds: the floating-point ``math.log1p`` and ``math.expm1`` are within an ulp or
+    so, in either direction)."""
+    from mpmath import iv
+    from mpmath.libmp import to_man_exp
+
+    saved = iv.prec
+    iv.prec = precision
+    try:
+        exact = iv.mpf(x.numerator) / iv.mpf(x.denominator)
+        value = iv.log(1 + exact) if function == "log1p" else iv.exp(exact) - 1
+        ends = [to_man_exp(end, signed=True) for end in value._mpi_]
+    finally:
+        iv.prec = saved
+    return tuple(Fraction(man) * Fraction(2) ** exp for man, exp in ends)
 
 
 def sqrt_up(n: int) -> float:

@@ -176,7 +176,7 @@ from ._kernels.blocks import block_rows
 from ._kernels.gram import norm_bound_squared
 from ._kernels.reduce import DyadicSum
 from ._kernels.rows import RowNormViolations, row_norm_violations
-from ._rounding import UNIT_ROUNDOFF, gamma
+from ._rounding import UNIT_ROUNDOFF, enclose, float_down, float_up, gamma
 from ._trace import draw, observe
 from ._validation import check_choice, check_columns, check_epsilon, check_flag, check_int, check_positive
 from .accounting import Accountant, PureDP, charge, check_accountant
@@ -279,12 +279,17 @@ def objective_perturbation_parameters(
     >>> Delta
     0.0
     """
-    c = c * norm_bound * norm_bound
-    ratio = c / (n * lam)
-    eps_prime = epsilon - 2.0 * max_rows * math.log1p(ratio)  # ln(1 + 2r + r²) = 2 ln(1 + r)
+    c = Fraction(c) * Fraction(norm_bound) ** 2
+    _, log_term = enclose("log1p", c / (n * Fraction(lam)))  # ln(1 + 2r + r²) = 2 ln(1 + r), bounded above
+    eps_prime = Fraction(epsilon) - 2 * max_rows * log_term
     if eps_prime > 0:
-        return eps_prime, 0.0
-    return epsilon / 2.0, c / (n * math.expm1(epsilon / (4.0 * max_rows))) - lam
+        return float_down(eps_prime), 0.0  # ε′ rounded down: never less noise than the proof's
+    growth, _ = enclose("expm1", Fraction(epsilon) / (4 * max_rows))  # bounded below, so the required λ + Δ above
+    required = c / (n * growth)
+    Delta = float_up(required - Fraction(lam))
+    while Fraction(lam + Delta) < required:  # the regulariser actually used, λ + Δ in floating point, is >= it
+        Delta = math.nextafter(Delta, math.inf)
+    return epsilon / 2.0, Delta
 
 
 def _check_data(X, y, clip: bool) -> tuple:
@@ -564,12 +569,14 @@ def _objective_perturbation(data: _Rows, loss, lam, epsilon, tol, max_iter, nois
     reg = lam + Delta
     target = tol / reg  # the release's centre is within this of the exact minimiser; neighbours' within twice it
     plan = Accelerated.plan(n, d, reg, loss, target, max_iter)
-    spread = 2.0 * m * bound / (eps_prime * n * reg)  # the noise centre s = −b/(n(λ + Δ)): ‖s‖ ~ Gamma(d, spread)
-    if not spread <= 2.0**900:
+    # the noise centre s = −b/(n(λ + Δ)): ‖s‖ ~ Gamma(d, spread), the scale rounded up
+    exact_spread = 2 * m * Fraction(bound) / (Fraction(eps_prime) * n * Fraction(reg))
+    if not exact_spread <= 2**900:
         raise ParameterError(
             f"objective perturbation's noise would overflow double precision at n(lam + Delta) = {n * reg:g} and "
-            f"eps' = {eps_prime:g} (its scale is {spread:g}); increase lam or epsilon"
+            f"eps' = {eps_prime:g} (its scale exceeds 2^900); increase lam or epsilon"
         )
+    spread = float_up(exact_spread)
     grid = output_grid(2.0 * target, d, noise)
     if not (spread >= 2.0**-900 and (grid is None or grid > 0.0)):  # public values only, decided before the charge
         raise ParameterError(

@@ -275,6 +275,26 @@ def test_objective_perturbation_parameters_follow_algorithm_2():
     assert math.log(1 + 2 * r + r * r) == pytest.approx(eps / 2, rel=1e-12)
 
 
+def test_objective_perturbation_parameters_never_round_toward_less_noise():
+    # eps' must be <= eps - 2m ln(1 + c/(n lam)) and lam + Delta >= c/(n expm1(eps/(4m))), exactly; checked at
+    # 60 digits on random public parameters (rounding to nearest overshoots at about half of them).
+    import mpmath
+
+    mpmath.mp.dps = 60
+    rng = np.random.default_rng(26)
+    for _ in range(400):
+        n, m = int(rng.integers(2, 10**6)), int(rng.integers(1, 5))
+        lam, eps, c = 10 ** rng.uniform(-6, 0), 10 ** rng.uniform(-2, 1), float(rng.choice([0.25, 0.5, 5.0]))
+        eps_p, Delta = objective_perturbation_parameters(n, lam, eps, c, max_rows=m)
+        if Delta == 0.0:
+            exact = mpmath.mpf(eps) - 2 * m * mpmath.log1p(mpmath.mpf(c) / (n * mpmath.mpf(lam)))
+            assert 0 < eps_p <= exact and eps_p == pytest.approx(float(exact), rel=1e-12)
+        else:
+            required = mpmath.mpf(c) / (n * mpmath.expm1(mpmath.mpf(eps) / (4 * m)))
+            assert eps_p == eps / 2 and mpmath.mpf(lam + Delta) >= required
+            assert lam + Delta == pytest.approx(float(required), rel=1e-12)
+
+
 @pytest.mark.parametrize("loss", ["logistic", "svm"])
 @pytest.mark.parametrize("n,branch", [(400, "no Delta"), (4, "Delta")])
 def test_objective_perturbation_noise_norm_is_gamma_in_both_branches(loss, n, branch):
