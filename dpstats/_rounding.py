@@ -11,7 +11,17 @@ import math
 from collections.abc import Iterable
 from fractions import Fraction
 
-__all__ = ["ORTHONORMAL_MARGIN", "UNIT_ROUNDOFF", "enclose", "float_down", "float_up", "gamma", "l1_up", "l2_up", "sqrt_up"]
+__all__ = [
+    "ORTHONORMAL_MARGIN",
+    "UNIT_ROUNDOFF",
+    "enclose",
+    "float_down",
+    "float_up",
+    "gamma",
+    "l1_up",
+    "l2_up",
+    "sqrt_up",
+]
 
 #: u, the unit roundoff of IEEE double precision (round to nearest).
 UNIT_ROUNDOFF = 2.0**-53

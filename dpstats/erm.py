@@ -375,7 +375,11 @@ def _gradient_error_at(shape: tuple[int, int], norm_f: float, reg: float, c: flo
 
     Per coordinate: each block of r rows gives X_bᵀ(y ℓ′) within
     γ_r Σ_i |x_ij||ℓ′_i| <= γ_r r R (|ℓ′| <= 1, |x_ij| <= R), ℓ′ itself within
-    4u; the n_b block results are added by the fixed tree of
+    (c + 4)u: the logistic ℓ′ = −e/(1 + e) or −1/(1 + e) within 4u; the Huber
+    ℓ′ = −min(fl(fl(1 + h) − z)/(2h), 1) within u(1 + h)/(2h) + 3u = u(c + 3.5)
+    (fl(1 + h) within u(1 + h), the subtraction within u·2h where the clip is
+    not active, the division within u, the clips 1-Lipschitz), which grows
+    with c = 1/(2h) as h shrinks; the n_b block results are added by the fixed tree of
     :class:`dpstats._kernels.reduce.DyadicSum` (the same for NumPy and for any cut into
     Dask chunks), each through fewer than n_b additions: within γ_{n_b} n R;
     dividing by n and adding reg·f_j costs 3u|reg f_j|.
@@ -392,7 +396,7 @@ def _gradient_error_at(shape: tuple[int, int], norm_f: float, reg: float, c: flo
     rows = min(block_rows(8 * d), n)
     blocks = -(-n // rows)
     bound = math.sqrt(norm_bound_squared(d))
-    per_coordinate = (rows + blocks + 6) * UNIT_ROUNDOFF * bound * 1.01
+    per_coordinate = (rows + blocks + 2 + (c + 4.0)) * UNIT_ROUNDOFF * bound * 1.01  # (c + 4)u: ℓ′'s own rounding
     margins = UNIT_ROUNDOFF * (3.0 * offset + bound * norm_f) * 1.01 + (d + 1) * 2.0**-440  # the offsets' share
     return (
         math.sqrt(d) * per_coordinate
