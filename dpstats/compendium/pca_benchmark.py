@@ -3,8 +3,9 @@
 One *cell* is a mechanism × data set × ε × k, repeated over seeds. Each fit releases a top-k subspace V̂ (d × k) and
 is scored by its captured energy, 100 · tr(V̂ᵀAV̂) / Σ_{i<=k} λ_i(A) with A = XᵀX
 (:func:`dpstats.metrics.captured_energy`: 100 is the non-private PCA), and by its wall time. Every fit runs in a
-child process with a time limit (``time_limit``): a fit that does not finish is recorded as ``"timed out"``, never
-dropped.
+child process with a time limit (``time_limit``), timed after an untimed warm-up fit on a tiny matrix in the same
+child (so that no mechanism is charged for imports or for the fork's set-up): a fit that does not finish is recorded
+as ``"timed out"``, never dropped.
 
 The mechanisms (:data:`MECHANISMS`), all under replace-one neighbours and rows of norm <= 1:
 
@@ -375,8 +376,19 @@ class Fit:
     seconds: float
 
 
+#: The warm-up fit's data (8 rows of norm 1/2 in d = 6): run once in this process before any child is forked (imports,
+#: first-call set-up) and once in each child before its timed fit (BLAS threads re-created after the fork, pages
+#: copied on first write): without it a fit in a fresh child measured 5–9 ms more than the same fit in this process.
+_WARM_UP = np.eye(6)[[0, 1, 2, 3, 4, 5, 0, 1]] / 2.0
+
+
+def _warm_up(fit: Callable, delta: float) -> None:
+    fit(_WARM_UP, 1, 1.0, delta, 0)
+
+
 def _child(conn, fit, args) -> None:
     try:
+        _warm_up(fit, args[3])
         start = time.perf_counter()
         V = fit(*args)
         conn.send(("ok", time.perf_counter() - start, np.asarray(V, dtype=float)))
@@ -387,7 +399,8 @@ def _child(conn, fit, args) -> None:
 
 
 def _run_limited(fit: Callable, args: tuple, time_limit: float | None) -> tuple[str, float, np.ndarray | None]:
-    """(status, seconds, V): in this process without a limit, else in a forked child killed at the limit."""
+    """(status, seconds, V): in this process without a limit, else in a forked child killed at the limit (the child
+    first runs an untimed warm-up fit, :data:`_WARM_UP`)."""
     if time_limit is None:
         try:
             start = time.perf_counter()
@@ -509,9 +522,8 @@ def run_grid(
     if unknown:
         raise ValueError(f"unknown mechanisms {sorted(unknown)}; known: {', '.join(MECHANISMS)}")
     epsilons = sorted(float(e) for e in epsilons)
-    warm = BenchmarkData("warm-up", np.eye(6)[[0, 1, 2, 3, 4, 5, 0, 1]] / 2.0, "none")
     for label in mechanisms:  # imports and first-call set-up in this process, before any timed child is forked
-        _run_limited(MECHANISMS[label].fit, (warm.X, 1, 1.0, delta, 0), None)
+        _run_limited(_warm_up, (MECHANISMS[label].fit, delta), None)
     total = len(data) * len(mechanisms) * len(ks) * len(epsilons)
     out: list[Fit] = []
     with progress(total=total, desc="PCA benchmark cells", disable=not show_progress) as bar:
