@@ -255,6 +255,11 @@ def objective_perturbation_parameters(
     ε′ = ε − 2m·ln(1 + cR²/(nλ)), and in the Δ branch
     Δ = cR²/(n(e^{ε/(4m)} − 1)) − λ with ε′ = ε/2.
 
+    Rounding: ε′ is rounded down and λ + Δ (as the float sum the solver uses)
+    up, from rigorous interval bounds on the logarithm and the exponential
+    (:func:`dpstats._rounding.enclose`), never from ``math.log1p``, which may
+    round either way.
+
     Parameters
     ----------
     n : int
