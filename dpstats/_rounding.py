@@ -52,15 +52,15 @@ def float_down(value: Fraction) -> float:
 
 def enclose(function: str, x: Fraction, precision: int = 128) -> tuple[Fraction, Fraction]:
     """Exact rationals lo <= f(x) <= hi for f = ``"log1p"`` or ``"expm1"``, from mpmath's interval arithmetic at
-    ``precision`` bits: rigorous bounds, where ``math.log1p`` and ``math.expm1`` are only within an ulp or so, in
-    either direction."""
+    ``precision`` bits beyond the magnitude of a small x (1 + x must keep x's leading bits): rigorous bounds, where
+    ``math.log1p`` and ``math.expm1`` are only within an ulp or so, in either direction."""
     if function not in ("log1p", "expm1"):
         raise ValueError(f"function must be 'log1p' or 'expm1'; got {function!r}")
     from mpmath import iv
     from mpmath.libmp import to_man_exp
 
     saved = iv.prec
-    iv.prec = precision
+    iv.prec = precision + max(0, x.denominator.bit_length() - abs(x.numerator).bit_length())
     try:
         exact = iv.mpf(x.numerator) / iv.mpf(x.denominator)
         value = iv.log(1 + exact) if function == "log1p" else iv.exp(exact) - 1

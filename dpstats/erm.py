@@ -286,10 +286,14 @@ def objective_perturbation_parameters(
     """
     c = Fraction(c) * Fraction(norm_bound) ** 2
     _, log_term = enclose("log1p", c / (n * Fraction(lam)))  # ln(1 + 2r + r²) = 2 ln(1 + r), bounded above
-    eps_prime = Fraction(epsilon) - 2 * max_rows * log_term
-    if eps_prime > 0:
-        return float_down(eps_prime), 0.0  # ε′ rounded down: never less noise than the proof's
+    eps_prime = float_down(Fraction(epsilon) - 2 * max_rows * log_term)  # rounded down: never less noise
+    if eps_prime > 0:  # (a positive ε′ below the smallest float takes the Δ branch, valid for any λ)
+        return eps_prime, 0.0
     growth, _ = enclose("expm1", Fraction(epsilon) / (4 * max_rows))  # bounded below, so the required λ + Δ above
+    if not (epsilon / 2.0 > 0.0 and growth > 0):
+        raise ParameterError(
+            f"epsilon = {epsilon!r} is too small for objective perturbation: epsilon/2 underflows double precision"
+        )
     required = c / (n * growth)
     Delta = float_up(required - Fraction(lam))
     while Fraction(lam + Delta) < required:  # the regulariser actually used, λ + Δ in floating point, is >= it

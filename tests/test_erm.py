@@ -293,6 +293,11 @@ def test_objective_perturbation_parameters_never_round_toward_less_noise():
             required = mpmath.mpf(c) / (n * mpmath.expm1(mpmath.mpf(eps) / (4 * m)))
             assert eps_p == eps / 2 and mpmath.mpf(lam + Delta) >= required
             assert lam + Delta == pytest.approx(float(required), rel=1e-12)
+    # ε′ > 0 but below the smallest float takes the Δ branch, where ε/2 underflows too: refused, naming epsilon
+    with pytest.raises(dps.ParameterError, match="epsilon = 5e-324 is too small"):
+        objective_perturbation_parameters(10**6, 1.0, 5e-324, 0.25)
+    eps_p, Delta = objective_perturbation_parameters(10**6, 1.0, 1e-300, 0.25)  # tiny, but representable
+    assert eps_p > 0
 
 
 @pytest.mark.parametrize("loss", ["logistic", "svm"])
