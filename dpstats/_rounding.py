@@ -60,18 +60,24 @@ def enclose(function: str, x: Fraction, precision: int = 128) -> tuple[Fraction,
     from mpmath.libmp import to_man_exp
 
     saved = iv.prec
-    iv.prec = precision + max(0, x.denominator.bit_length() - abs(x.numerator).bit_length())
+    iv.prec = precision + 32 + max(0, x.denominator.bit_length() - abs(x.numerator).bit_length())
     try:
         exact = iv.mpf(x.numerator) / iv.mpf(x.denominator)
         value = iv.log(1 + exact) if function == "log1p" else iv.exp(exact) - 1
         ends = [to_man_exp(end, signed=True) for end in value._mpi_]
     finally:
         iv.prec = saved
-    return tuple(Fraction(man) * Fraction(2) ** exp for man, exp in ends)
+    # mpmath's exp and log round once after a fixed-point evaluation with a few guard bits and no retry, so an end
+    # can miss the true value by a few units of its last place (seen for log1p(2^-145)): 32 more bits, then each
+    # end widened outwards by a relative 2^-precision, far beyond that.
+    lo, hi = (Fraction(man) * Fraction(2) ** exp for man, exp in ends)
+    margin = Fraction(1, 1 << precision)
+    return lo - abs(lo) * margin, hi + abs(hi) * margin
 
 
-def sqrt_up(n: int) -> float:
-    """The smallest float >= √n for an integer n >= 0."""
+def sqrt_up(n: int | float) -> float:
+    """The smallest float >= √n for an integer or a float n >= 0 (``math.sqrt`` is correctly rounded, so one step
+    up at most)."""
     root = math.sqrt(n)
     return root if Fraction(root) ** 2 >= n else math.nextafter(root, math.inf)
 

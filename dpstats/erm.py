@@ -165,6 +165,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -176,7 +177,7 @@ from ._kernels.blocks import block_rows
 from ._kernels.gram import norm_bound_squared
 from ._kernels.reduce import DyadicSum
 from ._kernels.rows import RowNormViolations, row_norm_violations
-from ._rounding import UNIT_ROUNDOFF, enclose, float_down, float_up, gamma
+from ._rounding import UNIT_ROUNDOFF, enclose, float_down, float_up, gamma, sqrt_up
 from ._trace import draw, observe
 from ._validation import check_choice, check_columns, check_epsilon, check_flag, check_int, check_positive
 from .accounting import Accountant, PureDP, charge, check_accountant
@@ -290,15 +291,17 @@ def objective_perturbation_parameters(
     if eps_prime > 0:  # (a positive ε′ below the smallest float takes the Δ branch, valid for any λ)
         return eps_prime, 0.0
     growth, _ = enclose("expm1", Fraction(epsilon) / (4 * max_rows))  # bounded below, so the required λ + Δ above
-    if not (epsilon / 2.0 > 0.0 and growth > 0):
+    half = float_down(Fraction(epsilon) / 2)
+    required = c / (n * growth) if growth > 0 else None
+    if not (half > 0.0 and required is not None and required <= Fraction(sys.float_info.max) / 2):
         raise ParameterError(
-            f"epsilon = {epsilon!r} is too small for objective perturbation: epsilon/2 underflows double precision"
+            f"epsilon = {epsilon!r} is too small for objective perturbation at n = {n}: epsilon/2 or the extra "
+            "regularisation Delta leaves double precision"
         )
-    required = c / (n * growth)
     Delta = float_up(required - Fraction(lam))
     while Fraction(lam + Delta) < required:  # the regulariser actually used, λ + Δ in floating point, is >= it
         Delta = math.nextafter(Delta, math.inf)
-    return epsilon / 2.0, Delta
+    return half, Delta
 
 
 def _check_data(X, y, clip: bool) -> tuple:
@@ -404,7 +407,7 @@ def _gradient_error_at(shape: tuple[int, int], norm_f: float, reg: float, c: flo
     n, d = shape
     rows = min(block_rows(8 * d), n)
     blocks = -(-n // rows)
-    bound = math.sqrt(norm_bound_squared(d))
+    bound = sqrt_up(norm_bound_squared(d))  # R, rounded up
     per_coordinate = (rows + blocks + 2 + (c + 4.0)) * UNIT_ROUNDOFF * bound * 1.01  # (c + 4)u: ℓ′'s own rounding
     margins = UNIT_ROUNDOFF * (3.0 * offset + bound * norm_f) * 1.01 + (d + 1) * 2.0**-440  # the offsets' share
     return (
@@ -443,7 +446,7 @@ class Descent:
     def plan(cls, n: int, d: int, lam: float, c: float, max_rows: int, max_iter: int) -> Descent:
         """The plan for n (public) rows bound, d features, λ, loss curvature bound c, m rows per unit, and at most
         ``max_iter`` steps (fewer when the optimisation error bound is already below 2^-10 of the sensitivity)."""
-        bound = math.sqrt(norm_bound_squared(d))  # R
+        bound = sqrt_up(norm_bound_squared(d))  # R, rounded up
         smooth = _smoothness(c, bound, lam)
         step = math.nextafter(2.0 / (smooth + lam), 0.0)  # h <= 2/(λ + L)
         # q = sqrt(1 − 2hλL/(λ + L)) (Nesterov 2004, Theorem 2.1.12), rounded up
@@ -495,7 +498,7 @@ class Accelerated:
         the distance ``target`` the release's centre must be within (tol/μ): the fewest steps that reach it, or
         :class:`ParameterError` (before anything is charged) if double precision cannot, or if that takes more
         than ``max_iter`` steps."""
-        bound = math.sqrt(norm_bound_squared(d))  # R
+        bound = sqrt_up(norm_bound_squared(d))  # R, rounded up
         tiny = 4.0 * UNIT_ROUNDOFF
         momentum = math.sqrt(reg / _smoothness(loss.c, bound, reg)) * (1.0 - tiny)  # α <= √(μ/L)
         curvature = reg / (momentum * momentum) * (1.0 + tiny)  # L̃ = μ/α² >= L, rounded up
@@ -573,7 +576,7 @@ def _objective_perturbation(data: _Rows, loss, lam, epsilon, tol, max_iter, nois
     floating-point release) is recorded as unproven."""
     n, d = data.shape
     m = rows.max_rows
-    bound = math.sqrt(norm_bound_squared(d))
+    bound = sqrt_up(norm_bound_squared(d))  # R, rounded up
     eps_output = epsilon * AMP_SHARE
     eps_objective = epsilon - eps_output
     while Fraction(eps_objective) + Fraction(eps_output) > Fraction(epsilon):  # never charge more than epsilon
@@ -610,7 +613,8 @@ def _objective_perturbation(data: _Rows, loss, lam, epsilon, tol, max_iter, nois
         + ("; the paper's floating-point release: unproven" if noise == "float" else "")
         + f"; {describe_source(rng)}",
     )
-    centre = draw("objective perturbation's noise centre", rng, lambda: -sample_gamma_norm_vector(d, 1 / spread, rng))
+    rate = float_down(1 / Fraction(spread))  # the sampler's scale 1/rate, rounded to nearest, is then >= spread
+    centre = draw("objective perturbation's noise centre", rng, lambda: -sample_gamma_norm_vector(d, rate, rng))
     offsets = data.per_row(_offsets_of(centre, plan.cap, _compensated_up_to(d, plan.cap, spread)))
     g = _accelerate(data, loss, reg, plan, offsets)
     # for b fixed, the perturbed objective is (λ + Δ)-strongly convex and neighbours' gradients differ by at most
@@ -795,7 +799,10 @@ def _gridded_release(parts: tuple, sensitivity: float, epsilon: float, grid: flo
     """f + b, f the sum of the ``parts``, b of density ∝ exp(−ε‖b‖/Δ); on the grid round(f/G) (computed exactly
     from the parts, one rounding) and round(b/G) are added as integers, so the data enter only through the integer
     round(f/G)."""
-    b = sample_gamma_norm_vector(parts[0].shape[0], epsilon / sensitivity, rng)
+    # the rate rounded down (and at most the largest float: more noise, never an error after the charge), so that
+    # the sampler's scale 1/rate (rounded to nearest) is >= sensitivity/ε
+    rate = float_down(min(Fraction(epsilon) / Fraction(sensitivity), Fraction(sys.float_info.max)))
+    b = sample_gamma_norm_vector(parts[0].shape[0], rate, rng)
     if grid is None:
         return functools.reduce(np.add, parts) + b
     return integers_times_grid(_sum_on_grid(parts, grid) + grid_integers(b, grid), grid)
@@ -811,7 +818,10 @@ def _sum_on_grid(parts: tuple, grid: float) -> np.ndarray:
 def huber(h: float) -> _Huber:
     """The Huber SVM loss with parameter h > 0 (c = 1/(2h))."""
     h = check_positive(h, "h")
-    return _Huber("svm", 1.0 / (2.0 * h), h)
+    c = Fraction(1, 2) / Fraction(h)
+    if not (math.isfinite(2.0 * h) and c <= Fraction(sys.float_info.max)):
+        raise ParameterError(f"h must be a positive float with 2h and 1/(2h) finite in double precision; got {h!r}")
+    return _Huber("svm", float_up(c), h)  # c rounded up
 
 
 LOGISTIC = _Logistic("logistic_regression", 0.25)

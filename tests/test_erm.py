@@ -280,19 +280,19 @@ def test_objective_perturbation_parameters_never_round_toward_less_noise():
     # 60 digits on random public parameters (rounding to nearest overshoots at about half of them).
     import mpmath
 
-    mpmath.mp.dps = 60
     rng = np.random.default_rng(26)
     for _ in range(400):
         n, m = int(rng.integers(2, 10**6)), int(rng.integers(1, 5))
         lam, eps, c = 10 ** rng.uniform(-6, 0), 10 ** rng.uniform(-2, 1), float(rng.choice([0.25, 0.5, 5.0]))
         eps_p, Delta = objective_perturbation_parameters(n, lam, eps, c, max_rows=m)
-        if Delta == 0.0:
-            exact = mpmath.mpf(eps) - 2 * m * mpmath.log1p(mpmath.mpf(c) / (n * mpmath.mpf(lam)))
-            assert 0 < eps_p <= exact and eps_p == pytest.approx(float(exact), rel=1e-12)
-        else:
-            required = mpmath.mpf(c) / (n * mpmath.expm1(mpmath.mpf(eps) / (4 * m)))
-            assert eps_p == eps / 2 and mpmath.mpf(lam + Delta) >= required
-            assert lam + Delta == pytest.approx(float(required), rel=1e-12)
+        with mpmath.workdps(60):
+            if Delta == 0.0:
+                exact = mpmath.mpf(eps) - 2 * m * mpmath.log1p(mpmath.mpf(c) / (n * mpmath.mpf(lam)))
+                assert 0 < eps_p <= exact and eps_p == pytest.approx(float(exact), rel=1e-12)
+            else:
+                required = mpmath.mpf(c) / (n * mpmath.expm1(mpmath.mpf(eps) / (4 * m)))
+                assert eps_p == eps / 2 and mpmath.mpf(lam + Delta) >= required
+                assert lam + Delta == pytest.approx(float(required), rel=1e-12)
     # ε′ > 0 but below the smallest float takes the Δ branch, where ε/2 underflows too: refused, naming epsilon
     with pytest.raises(dps.ParameterError, match="epsilon = 5e-324 is too small"):
         objective_perturbation_parameters(10**6, 1.0, 5e-324, 0.25)

@@ -132,14 +132,17 @@ def test_exact_sums_merged_from_threads_are_exact_on_both_sides_of_int64(counts)
 
 def test_huber_derivative_rounding_is_within_the_gradient_bound():
     # The gradient bound counts (c + 4)u for ℓ′'s own rounding: for the Huber loss the error of 1 + h − z is divided
-    # by 2h, so it grows like u/(2h) = u·c and a fixed 4u (the logistic loss's) would be exceeded.
-    from dpstats.erm import huber
+    # by 2h, so it grows like u/(2h) = u·c, beyond the fixed 4u (the logistic loss's) the bound used to count. With
+    # one row of one feature at the point 0, the gradient's only error is ℓ′'s own times |x| <= R: the bound of
+    # _gradient_error_at must cover the measured error times R.
+    from dpstats._kernels.gram import norm_bound_squared
+    from dpstats.erm import _gradient_error_at, huber
 
+    bound = math.sqrt(norm_bound_squared(1))
     for h in (0.5, 1e-3, 1e-6):
         loss = huber(h)
         z = np.random.default_rng(1).uniform(1 - h, 1 + h, 3_000)
         exact = [-min(max(Fraction(1) + Fraction(h) - Fraction(v), Fraction(0)) / (2 * Fraction(h)), 1) for v in z]
         error = max(abs(Fraction(float(f)) - e) for f, e in zip(loss.derivative(z), exact, strict=True))
         assert error <= Fraction((loss.c + 4.0) * 2.0**-53)
-        if h == 1e-6:
-            assert error > Fraction(4 * 2.0**-53)  # the old, loss-independent bound
+        assert Fraction(_gradient_error_at((1, 1), 0.0, 0.0, loss.c)) >= error * Fraction(bound)
