@@ -174,10 +174,10 @@ from scipy.special import gammaincc
 
 from ._engine import as_array, bound_checked, check_row_norms, engine_of, reduce_rows, take_units, validate_rows
 from ._kernels.blocks import block_rows
-from ._kernels.gram import norm_bound_squared
+from ._kernels.gram import norm_bound
 from ._kernels.reduce import DyadicSum
 from ._kernels.rows import RowNormViolations, row_norm_violations
-from ._rounding import UNIT_ROUNDOFF, enclose, float_down, float_up, gamma, sqrt_up
+from ._rounding import UNIT_ROUNDOFF, enclose, float_down, float_up, gamma
 from ._trace import draw, observe
 from ._validation import check_choice, check_columns, check_epsilon, check_flag, check_int, check_positive
 from .accounting import Accountant, PureDP, charge, check_accountant
@@ -407,7 +407,7 @@ def _gradient_error_at(shape: tuple[int, int], norm_f: float, reg: float, c: flo
     n, d = shape
     rows = min(block_rows(8 * d), n)
     blocks = -(-n // rows)
-    bound = sqrt_up(norm_bound_squared(d))  # R, rounded up
+    bound = norm_bound(d)  # R, rounded up
     per_coordinate = (rows + blocks + 2 + (c + 4.0)) * UNIT_ROUNDOFF * bound * 1.01  # (c + 4)u: ℓ′'s own rounding
     margins = UNIT_ROUNDOFF * (3.0 * offset + bound * norm_f) * 1.01 + (d + 1) * 2.0**-440  # the offsets' share
     return (
@@ -446,7 +446,7 @@ class Descent:
     def plan(cls, n: int, d: int, lam: float, c: float, max_rows: int, max_iter: int) -> Descent:
         """The plan for n (public) rows bound, d features, λ, loss curvature bound c, m rows per unit, and at most
         ``max_iter`` steps (fewer when the optimisation error bound is already below 2^-10 of the sensitivity)."""
-        bound = sqrt_up(norm_bound_squared(d))  # R, rounded up
+        bound = norm_bound(d)  # R, rounded up
         smooth = _smoothness(c, bound, lam)
         step = math.nextafter(2.0 / (smooth + lam), 0.0)  # h <= 2/(λ + L)
         # q = sqrt(1 − 2hλL/(λ + L)) (Nesterov 2004, Theorem 2.1.12), rounded up
@@ -498,7 +498,7 @@ class Accelerated:
         the distance ``target`` the release's centre must be within (tol/μ): the fewest steps that reach it, or
         :class:`ParameterError` (before anything is charged) if double precision cannot, or if that takes more
         than ``max_iter`` steps."""
-        bound = sqrt_up(norm_bound_squared(d))  # R, rounded up
+        bound = norm_bound(d)  # R, rounded up
         tiny = 4.0 * UNIT_ROUNDOFF
         momentum = math.sqrt(reg / _smoothness(loss.c, bound, reg)) * (1.0 - tiny)  # α <= √(μ/L)
         curvature = reg / (momentum * momentum) * (1.0 + tiny)  # L̃ = μ/α² >= L, rounded up
@@ -576,7 +576,7 @@ def _objective_perturbation(data: _Rows, loss, lam, epsilon, tol, max_iter, nois
     floating-point release) is recorded as unproven."""
     n, d = data.shape
     m = rows.max_rows
-    bound = sqrt_up(norm_bound_squared(d))  # R, rounded up
+    bound = norm_bound(d)  # R, rounded up
     eps_output = epsilon * AMP_SHARE
     eps_objective = epsilon - eps_output
     while Fraction(eps_objective) + Fraction(eps_output) > Fraction(epsilon):  # never charge more than epsilon
@@ -729,7 +729,7 @@ def _compensated_up_to(d: int, cap: float, spread: float) -> float:
     """The norm of the noise centre up to which the compensated dot product (Dot2) gives every offset within
     u·``cap`` (Ogita, Rump & Oishi 2005: within u|xᵀs| + γ_d²·Σ_j |x_j s_j| <= u|xᵀs| + γ_d²·R‖s‖), or 0 when a
     larger norm is not rare (probability above :data:`_RARE` for ‖s‖ ~ Gamma(d, ``spread``)): public values only."""
-    threshold = UNIT_ROUNDOFF * cap / (gamma(d) ** 2 * math.sqrt(norm_bound_squared(d)) * 1.01)
+    threshold = UNIT_ROUNDOFF * cap / (gamma(d) ** 2 * norm_bound(d) * 1.01)
     return threshold if gammaincc(d, threshold / spread) <= _RARE else 0.0
 
 

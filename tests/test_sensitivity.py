@@ -430,8 +430,8 @@ MISDECLARED = {
     "group-by units": ("count by units, 2 groups", _halve_groups),
     "group-by selected": ("mean by selected units", _halve_groups),
     "CCA": ("cca", _replace("dpstats.cca", "norm_bound_squared", 0.5)),
-    "ERM output": ("svm output", _replace("dpstats.erm", "norm_bound_squared", 0.25)),
-    "ERM objective": ("svm objective", _replace("dpstats.erm", "norm_bound_squared", 0.25)),
+    "ERM output": ("svm output", _replace("dpstats.erm", "norm_bound", 0.5)),  # R² = 0.25
+    "ERM objective": ("svm objective", _replace("dpstats.erm", "norm_bound", 0.5)),  # R² = 0.25
     "low_rank": ("low_rank", _halve_noise("dpstats.lowrank")),
 }
 

@@ -26,7 +26,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._rounding import UNIT_ROUNDOFF, gamma
+from .._rounding import UNIT_ROUNDOFF, gamma, sqrt_up
 from .blocks import block_rows
 from .reduce import DyadicSum, ExactSum
 from .rows import NORM_TOLERANCE
@@ -37,6 +37,7 @@ __all__ = [
     "gram_block_rows",
     "gram_reduction",
     "grid_gram_slack",
+    "norm_bound",
     "norm_bound_squared",
     "symmetric_from_upper",
 ]
@@ -56,6 +57,11 @@ def norm_bound_squared(d: int) -> float:
     point) never understates them.
     """
     return math.nextafter((1.0 + NORM_TOLERANCE) * (1.0 + 2.0 * (d + 1) * UNIT_ROUNDOFF), math.inf)
+
+
+def norm_bound(d: int) -> float:
+    """R = √:func:`norm_bound_squared`, rounded up: the largest true ‖x‖ of a row that passes the check."""
+    return sqrt_up(norm_bound_squared(d))
 
 
 @dataclass(frozen=True)
