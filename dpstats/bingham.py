@@ -1,49 +1,42 @@
 """Samplers for the Bingham distribution on the sphere and the matrix Bingham on the Stiefel manifold.
 
 * :func:`sample_vector_bingham` draws **exactly** from the density on the unit
-  sphere S^{q−1} ∝ ``exp(Σ λ_i y_i²)`` (a diagonal parameter), by the rejection
-  sampler of Kent, Ganeiber & Mardia (2018) with an angular central Gaussian
-  (ACG) envelope. :func:`sample_bingham` handles a general symmetric parameter
-  through its eigendecomposition.
+  sphere S^{q−1} ∝ ``exp(Σ λ_i y_i²)`` (a diagonal parameter), and
+  :func:`sample_bingham` from ∝ ``exp(zᵀMz)`` for a general M, by rejection from
+  an angular central Gaussian envelope (Kent, Ganeiber & Mardia 2018) in which
+  every decision is taken on exact intervals: exact normal proposals, a
+  certified envelope and an acceptance test decided from rigorous bounds,
+  refined with exact rational arithmetic when floating point cannot decide
+  (:mod:`dpstats._bingham_exact`). The draws are those of the exact
+  distribution, rounded to a public grid of 2^-OUTPUT_BITS.
 * :func:`sample_sequential_bingham` draws k orthonormal vectors one after the
   other, each **exactly** from a vector Bingham distribution on the sphere of
-  the orthogonal complement of the previous ones (the sequential mechanism of
-  :func:`dpstats.pca_ppca`).
+  a basis of the orthogonal complement of the previous ones (the sequential
+  mechanism of :func:`dpstats.pca_ppca` and of Amin et al.'s covariance).
 * :func:`sample_matrix_bingham` runs Hoff's (2009, Section 3.1) column-wise Gibbs
   sampler for V (d × k, orthonormal columns) with density ∝ ``etr(Vᵀ A V)``:
   given the other columns, column j lies on the unit sphere of their orthogonal
   complement N (dimension d − k + 1) and ``v_j = N z`` with
-  z ∝ ``exp(zᵀ NᵀAN z)``, a vector Bingham that is drawn exactly.
-
-The envelope (Kent et al. 2018, Section 4.2). Write the target as
-f*(x) = exp(−xᵀΛx) with Λ = diag(a), a_i = max λ − λ_i >= 0, and the ACG
-density g*(x) ∝ (xᵀΩx)^{−q/2} with Ω = I + 2Λ/b, sampled as y/‖y‖ for
-y ~ N(0, Ω⁻¹). With w = xᵀΩx = 1 + 2xᵀΛx/b::
-
-    f*(x) / g*(x) = exp(−b(w − 1)/2) w^{q/2} <= M = exp(−(q − b)/2) (q/b)^{q/2}
-
-(the maximum over w is at w = q/b), so a proposal is accepted with probability
-f*/(M g*) <= 1 and the accepted draws are exact. b solves Σ_i 1/(b + 2a_i) = 1,
-which minimises M. The acceptance rate is 1 for a uniform target and tends to
-about √(2/(e q)) in the limit of infinite concentration, so the loop never
-stalls: with q = 735 (d = 784, k = 50) about 30 proposals per draw, each O(q).
-Everything is computed in logarithms, so concentrations such as n·ε = 1e7 cause
-no overflow.
+  z ∝ ``exp(zᵀ NᵀAN z)``, a vector Bingham draw (exact for the floating-point
+  eigenvalues of NᵀAN). The chain as a whole is still MCMC: after a finite
+  number of sweeps its output only approximates the matrix Bingham.
 
 Hoff's own vector step is a Gibbs sweep over the coordinates with Beta-type
-draws; dpstats draws the column conditional exactly instead, which makes every
-column update an exact Gibbs step. The chain as a whole is still MCMC: after a
-finite number of sweeps its output only approximates the matrix Bingham.
+draws; dpstats draws the column conditional instead, which makes every column
+update a Gibbs step of the column's own conditional.
 """
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
+from ._bingham_exact import OUTPUT_BITS, Diagonal, Subspace, draw
 from ._kernels.blocks import single_threaded_blas
 from ._kernels.gram import float_gram_error, norm_bound_squared
+from ._rounding import UNIT_ROUNDOFF, float_down, gamma
 from ._validation import check_array, check_finite, check_int
 from .exceptions import DataValidationError
 from .noise.random import check_rng
@@ -51,6 +44,7 @@ from .noise.random import check_rng
 __all__ = [
     "DEFAULT_SWEEPS",
     "OUTPUT_BITS",
+    "bingham_scale",
     "on_output_grid",
     "sample_bingham",
     "sample_matrix_bingham",
@@ -59,17 +53,11 @@ __all__ = [
     "score_sensitivity",
 ]
 
-#: Output grid of the Bingham mechanisms (the samplers are floating point): entries are rounded to multiples of
-#: 2^-OUTPUT_BITS.
-OUTPUT_BITS = 32
-
 #: Default number of Gibbs sweeps of :func:`sample_matrix_bingham` (data-independent). On MNIST
 #: (n = 10000, d = 784, k = 50, parameter (ε/2)XᵀX with ε = 0.5, 5, 50) the captured energy of the
 #: chain started from a uniform V is already at its stationary level after the first sweep and
 #: stays flat over 8 sweeps; 5 sweeps leave a margin and take about 25 s there on 2 cores.
 DEFAULT_SWEEPS = 5
-
-_BATCH = 32  # ACG proposals drawn per vectorised round
 
 
 def score_sensitivity(rows_bound: int, d: int, m: int = 1) -> float:
@@ -77,36 +65,28 @@ def score_sensitivity(rows_bound: int, d: int, m: int = 1) -> float:
 
     Replacing one row x by x′ changes the exact score by (vᵀx)² − (vᵀx′)² ∈ [−R², R²] (R² the row-norm bound of
     :func:`dpstats._kernels.gram.norm_bound_squared`); replacing one privacy unit with at most m kept rows, by at
-    most m·R². Ã's entries are each within e_A = :func:`dpstats._kernels.gram.float_gram_error` of the exact ones
-    for ``rows_bound`` rows, which moves the score by at most d·e_A per dataset ((Σ_j |v_j|)² <= d): 2·d·e_A
-    between neighbours. The sum is rounded up.
+    most m·R². Ã's entries are each within e_A = :func:`dpstats._kernels.gram.float_gram_error` of the exact
+    ones for ``rows_bound`` rows, which moves the score by at most d·e_A per dataset ((Σ_j |v_j|)² <= d): 2·d·e_A
+    between neighbours. The sum is rounded up. The score is a quadratic form, so for a vector of norm² up to
+    1 + θ the bound scales by 1 + θ (:func:`sample_sequential_bingham` shrinks its parameter accordingly).
     """
     return math.nextafter(m * norm_bound_squared(d) + 2.0 * d * float_gram_error(rows_bound, d), math.inf)
 
 
+def bingham_scale(epsilon: float, sensitivity: float) -> float:
+    """ε/(2Δq) rounded down: the parameter's multiplier for which the exponential mechanism with score sensitivity
+    Δq is ε-DP (a larger float would spend more than ε)."""
+    return float_down(Fraction(epsilon) / (2 * Fraction(sensitivity)))
+
+
 def on_output_grid(V: np.ndarray) -> np.ndarray:
     """V rounded to multiples of 2^-OUTPUT_BITS (orthonormal columns stay orthonormal to within about
-    2^-OUTPUT_BITS·√d): the low-order bits, where a floating-point sampler could differ from the exact
-    distribution, are not released."""
+    2^-OUTPUT_BITS·√d)."""
     return np.ldexp(np.rint(np.ldexp(V, OUTPUT_BITS)), -OUTPUT_BITS)
 
 
-def _acg_b(a: np.ndarray) -> float:
-    """The root b in [1, q] of Σ 1/(b + 2a_i) = 1 (a_i >= 0, min a = 0)."""
-    from scipy.optimize import brentq
-
-    q = a.size
-
-    def excess(b: float) -> float:
-        return float(np.sum(1.0 / (b + 2.0 * a))) - 1.0
-
-    if excess(float(q)) >= 0.0:  # uniform target: every a_i = 0
-        return float(q)
-    return brentq(excess, 1.0, float(q), xtol=1e-12, rtol=1e-12)
-
-
-def sample_vector_bingham(lam, rng=None) -> np.ndarray:
-    """One exact draw y on the unit sphere with density ∝ exp(Σ_i λ_i y_i²).
+def sample_vector_bingham(lam, rng=None, *, size: int | None = None) -> np.ndarray:
+    """Exact draws y on the unit sphere with density ∝ exp(Σ_i λ_i y_i²), on the 2^-OUTPUT_BITS grid.
 
     Parameters
     ----------
@@ -114,11 +94,13 @@ def sample_vector_bingham(lam, rng=None) -> np.ndarray:
         The diagonal parameter λ (any real values; only differences matter).
     rng : None, int or numpy.random.Generator
         Source of randomness.
+    size : int, optional
+        Number of independent draws; ``None`` gives one.
 
     Returns
     -------
-    numpy.ndarray, shape (q,)
-        A unit vector.
+    numpy.ndarray, shape (q,) or (size, q)
+        Unit vectors (to within 2^-OUTPUT_BITS·√q), each coordinate the exact draw's rounded to the grid.
 
     References
     ----------
@@ -127,25 +109,13 @@ def sample_vector_bingham(lam, rng=None) -> np.ndarray:
     """
     rng = check_rng(rng)
     lam = check_finite(check_array(lam, "lam", ndim=(1,)), "lam")
-    q = lam.size
-    if q == 1:
-        return np.array([rng.choice((-1.0, 1.0))])
-    a = lam.max() - lam
-    b = _acg_b(a)
-    proposal_sd = 1.0 / np.sqrt(1.0 + 2.0 * a / b)
-    log_m = -(q - b) / 2.0 + (q / 2.0) * math.log(q / b)
-    while True:
-        y = rng.standard_normal((_BATCH, q)) * proposal_sd
-        x = y / np.linalg.norm(y, axis=1, keepdims=True)
-        quad = (x * x) @ a
-        log_ratio = -quad + (q / 2.0) * np.log1p(2.0 * quad / b) - log_m
-        accepted = np.flatnonzero(np.log1p(-rng.random(_BATCH)) < log_ratio)  # log U, U in (0, 1]
-        if accepted.size:
-            return x[accepted[0]]
+    draws = draw(Diagonal(lam), 1 if size is None else check_int(size, "size", low=1), rng)
+    return draws[0] if size is None else draws
 
 
 def sample_bingham(M, rng=None) -> np.ndarray:
-    """One exact draw z on the unit sphere with density ∝ exp(zᵀ M z), M symmetric."""
+    """One exact draw z on the unit sphere with density ∝ exp(zᵀ M z) (the quadratic form of M as given), on the
+    2^-OUTPUT_BITS grid."""
     from scipy.linalg import eigh
 
     rng = check_rng(rng)
@@ -153,7 +123,7 @@ def sample_bingham(M, rng=None) -> np.ndarray:
     if M.shape[0] != M.shape[1]:
         raise DataValidationError(f"M must be square; got shape {M.shape}")
     mu, E = eigh((M + M.T) / 2)
-    return E @ sample_vector_bingham(mu, rng)
+    return draw(Subspace(np.eye(M.shape[0]), M, 1.0, mu, E), 1, rng)[0]
 
 
 def _check_parameter_matrix(A, k) -> tuple[np.ndarray, int]:
@@ -243,6 +213,7 @@ def _sweep(A, V, N0, C, M, rng) -> None:
         M[1:, 1:] = C
         mu, E = eigh(M, lower=True, overwrite_a=True, check_finite=False, driver="evr")
         z = E @ sample_vector_bingham(mu, rng)
+        z /= np.linalg.norm(z)  # the draw is on the output grid: unit only to within 2^-OUTPUT_BITS·√m
         V[:, j] = z[0] * v + N0 @ z[1:]
         _drop_direction(v, N0, C, z, mu, E)
 
@@ -269,50 +240,64 @@ def _drop_direction(
 
 
 def sample_sequential_bingham(A, k: int, *, scales=None, rng=None) -> np.ndarray:
-    """k orthonormal vectors, v_j drawn exactly with density ∝ exp(s_j vᵀ A v) on the unit sphere of the orthogonal
-    complement of v_1, …, v_{j−1} (s_j = 1 unless ``scales`` is given).
+    """k orthonormal vectors, v_j = N_j z_j with z_j drawn exactly with density ∝ exp(β_j (N_j z)ᵀ A (N_j z)) on
+    the unit sphere, N_j a basis of the orthogonal complement of v_1, …, v_{j−1}.
 
-    Each draw is exact (:func:`sample_vector_bingham` on the eigenvalues of
-    N_jᵀ A N_j, N_j an orthonormal basis of the complement). The complement's
-    basis and N_jᵀ A N_j are carried from one draw to the next by Householder
-    updates (:func:`_drop_direction`), so each draw costs one symmetric
-    eigendecomposition of size d − j + 1.
+    N_j is a floating-point basis, orthonormal only to within rounding, so ‖N_j z‖² <= 1 + θ_j with θ_j a
+    certified bound of ‖N_jᵀN_j − I‖₂ (:func:`_basis_excess`): the draw uses β_j = s_j/(1 + θ_j), rounded down,
+    so that its score moves between neighbours by no more than s_j times the bound on unit vectors
+    (:func:`score_sensitivity`), and each draw is the exponential mechanism its scale s_j pays for. The draws are
+    exact for these numbers (:mod:`dpstats._bingham_exact`); z_j is rounded to the 2^-OUTPUT_BITS grid, and the
+    next basis is computed from it, so everything after a draw is a function of the draws. The basis and
+    N_jᵀ A N_j (only used to shape the proposals) are carried from one draw to the next by Householder updates
+    (:func:`_drop_direction`); each draw costs one symmetric eigendecomposition of size d − j + 1 and a few
+    products with N_j and A to certify the envelope.
 
     Parameters
     ----------
     A : array_like, shape (d, d)
-        Symmetric parameter (for PPCA's sequential mechanism: (ε/(2kΔq)) XᵀX).
+        The score's matrix (for PPCA: the floating-point XᵀX); its quadratic form is used exactly.
     k : int
         Number of vectors, 1 <= k <= d.
     scales : array_like, shape (k,), optional
-        Non-negative multipliers s_j of the parameter, one per draw (Amin et al.'s per-vector budgets); a zero
-        draws v_j uniformly from its sphere.
+        Non-negative multipliers s_j of the parameter, one per draw (ε_j/(2Δq) for the exponential mechanism);
+        1 if not given; a zero draws v_j uniformly from its sphere.
     rng : None, int or numpy.random.Generator
 
     Returns
     -------
     numpy.ndarray, shape (d, k)
-        Orthonormal columns v_1, …, v_k.
+        Columns v_1, …, v_k, orthonormal to within about 2^-OUTPUT_BITS·√d.
     """
     from scipy.linalg import eigh
 
     rng = check_rng(rng)
     A, k = _check_parameter_matrix(A, k)
     d = A.shape[0]
-    if scales is not None:
-        scales = check_finite(check_array(scales, "scales", ndim=(1,)), "scales")
-        if scales.shape != (k,) or np.any(scales < 0):
-            raise DataValidationError(f"scales must be {k} non-negative numbers; got shape {scales.shape}")
+    if scales is None:
+        scales = np.ones(k)
+    scales = check_finite(check_array(scales, "scales", ndim=(1,)), "scales")
+    if scales.shape != (k,) or np.any(scales < 0):
+        raise DataValidationError(f"scales must be {k} non-negative numbers; got shape {scales.shape}")
     V = np.empty((d, k))
     basis = np.asfortranarray(np.eye(d))
     C = np.asfortranarray((A + A.T) / 2)
-    with single_threaded_blas():  # as in sample_matrix_bingham: many mid-sized eighs
-        for j in range(k):
+    for j in range(k):
+        with single_threaded_blas():  # as in sample_matrix_bingham: many mid-sized eighs
             mu, E = eigh(C, lower=True, check_finite=False, driver="evr")
-            z = E @ sample_vector_bingham(mu if scales is None else scales[j] * mu, rng)
-            V[:, j] = basis @ z
-            if j + 1 < k:
-                rest, C_rest = np.asfortranarray(basis[:, 1:]), np.asfortranarray(C[1:, 1:])
-                _drop_direction(basis[:, 0].copy(), rest, C_rest, z, mu, E)
-                basis, C = rest, C_rest
+        beta = float_down(Fraction(float(scales[j])) / (1 + Fraction(_basis_excess(basis))))
+        z = draw(Subspace(basis, A, beta, mu, E), 1, rng)[0]
+        V[:, j] = basis @ z
+        if j + 1 < k:
+            rest, C_rest = np.asfortranarray(basis[:, 1:]), np.asfortranarray(C[1:, 1:])
+            _drop_direction(basis[:, 0].copy(), rest, C_rest, z / np.linalg.norm(z), mu, E)
+            basis, C = rest, C_rest
     return V
+
+
+def _basis_excess(N: np.ndarray) -> float:
+    """θ >= ‖NᵀN − I‖₂ from fl(NᵀN): ‖fl(NᵀN) − NᵀN‖_F <= γ_d‖N‖_F², plus the rounding of the subtraction."""
+    gram = N.T @ N
+    excess = np.linalg.norm(gram - np.eye(N.shape[1]))
+    rounding = 2.0 * UNIT_ROUNDOFF * (np.linalg.norm(gram) + math.sqrt(N.shape[1]))
+    return float((excess + gamma(N.shape[0]) * np.linalg.norm(N) ** 2 + rounding) * (1.0 + 2.0**-20))

@@ -57,11 +57,12 @@ How dpstats' Amin et al. differs from the paper, and why
 * **Centring.** Like the paper, none: the statistic is XᵀX. diffprivlib's
   ``PCA`` spends half of ε on a private mean when ``centered=False``.
 
-Floating point. The vector-Bingham draws are the floating-point rejection
-sampler of :func:`dpstats.bingham.sample_vector_bingham` (Kent, Ganeiber &
-Mardia 2018), as in :func:`dpstats.pca_ppca`; the vectors are rounded to the
-public 2^-32 grid and the ledger note says that the sampler is floating point.
-The eigenvalues' noise is exact.
+Exactness. The vector-Bingham draws are exact
+(:func:`dpstats.bingham.sample_sequential_bingham`, :mod:`dpstats._bingham_exact`:
+rejection from Kent, Ganeiber & Mardia's (2018) envelope with exact normal
+proposals and every decision on exact intervals), as in :func:`dpstats.pca_ppca`;
+each exact draw is rounded to the public 2^-32 grid. The eigenvalues' noise is
+exact.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ from ._validation import check_choice, check_delta, check_epsilon, check_flag, c
 from .accounting import Accountant, charge, check_accountant, split_epsilon
 from .accounting.events import Exponential, PureDP
 from .accounting.plan import split_weighted
-from .bingham import OUTPUT_BITS, on_output_grid, sample_sequential_bingham, score_sensitivity
+from .bingham import OUTPUT_BITS, bingham_scale, on_output_grid, sample_sequential_bingham, score_sensitivity
 from .covariance_trace import covariance_dong
 from .exceptions import DataValidationError, ParameterError
 from .noise.random import check_rng, describe_source
@@ -280,7 +281,7 @@ def amin_eigen(
         relation=rows.relation,
         note=(
             f"{rows.note()}Amin et al. 2019: {r} noisy eigenvalues (epsilon {eps_values:.6g}), {draws} vector-Bingham "
-            f"draws ({split} split of {eps_vectors:.6g}); floating-point sampler, vectors on a 2^-{OUTPUT_BITS} grid; "
+            f"draws ({split} split of {eps_vectors:.6g}); exact sampler, vectors on a 2^-{OUTPUT_BITS} grid; "
             f"{describe_source(rng)}"
         ),
         noise=eigen_noise.statement("eigenvalue units (of XᵀX)"),
@@ -289,7 +290,7 @@ def amin_eigen(
     tau = 2.0 * m * norm_bound_squared(d) / eps_values * math.log(2.0 * r / _ADAPTIVE_FAILURE)
     budgets = _vector_budgets(split, eps_vectors, draws, noisy, tau) if draws else []
     sensitivity = score_sensitivity(rows_bound, d, m)
-    scales = np.array([b / (2.0 * sensitivity) for b in budgets] + [0.0] * (r - draws))
+    scales = np.array([bingham_scale(b, sensitivity) for b in budgets] + [0.0] * (r - draws))
     observe("Amin et al.'s score matrix (quadratic form)", A, sensitivity=sensitivity, norm="spectral", exact=False)
     V = draw(
         "exponential mechanism (sequential vector Bingham)",

@@ -22,9 +22,10 @@ R² where the papers write 1, so none is understated.
 Noise. :func:`pca_ag` rounds XᵀX block by block to a public grid and adds
 exact discrete Gaussian noise (:mod:`dpstats.noise.release`); the power method
 adds exact discrete noise to each A·Y with the floating-point error of A·Y
-bounded and charged. The exponential mechanism (:func:`pca_ppca`) has no known
-floating-point-exact sampler: its output is rounded to a public grid of 2^-32,
-and its ledger note says that the sampler is floating point.
+bounded and charged. The exponential mechanism (:func:`pca_ppca`) draws its
+vectors with an exact vector-Bingham sampler (:mod:`dpstats._bingham_exact`:
+exact normal proposals, a certified envelope, acceptance decided on exact
+intervals) and rounds each exact draw to a public grid of 2^-32.
 
 Privacy units. With ``privacy_unit=`` and ``max_rows=m`` neighbours differ in
 all rows of one unit (at most m kept per unit, chosen at random; N units,
@@ -80,7 +81,7 @@ from ._validation import (
 )
 from .accounting import DEFAULT_DELTA, Accountant, charge, check_accountant, split_epsilon
 from .accounting.events import Exponential
-from .bingham import OUTPUT_BITS, on_output_grid, score_sensitivity
+from .bingham import OUTPUT_BITS, bingham_scale, on_output_grid, score_sensitivity
 from .covariance import amin_eigen
 from .exceptions import DataValidationError, NotPrivateWarning, ParameterError
 from .noise.random import check_rng, describe_source
@@ -655,13 +656,17 @@ def pca_ppca(
     :class:`~dpstats.Accountant` refuses it unless created with
     ``allow_unproven=True``.
 
-    Floating point. Both samplers run in floating point (eigendecompositions,
-    the angular-central-Gaussian proposals): no floating-point-exact sampler of
-    the Bingham distribution is known. As the safest construction available,
-    the output is rounded to a public grid of 2^-32 (which discards the
-    low-order bits where a floating-point sampler could differ from the exact
-    distribution; the columns stay orthonormal to within about 2^-32·√d); the
-    ledger note says so.
+    Exactness. Each vector draw is exact (:mod:`dpstats._bingham_exact`): its
+    proposals are exact normals, its envelope is certified with rigorous
+    floating-point error bounds, and every acceptance is decided on exact
+    intervals (refined with rational arithmetic when floating point cannot
+    decide); the draw is rounded to the public 2^-32 grid, a function of the
+    exact draw (the columns stay orthonormal to within about 2^-32·√d). The
+    complement's basis N_j is floating point, so ‖N_j z‖² <= 1 + θ_j with a
+    certified θ_j, and the draw's parameter is divided by 1 + θ_j (rounded
+    down), which keeps each draw within its ε/k. The Gibbs chain's column
+    updates use the same exact draws, for the floating-point eigenvalues of
+    each conditional; the chain as a whole is MCMC and stays unproven.
 
     Parameters
     ----------
@@ -699,7 +704,9 @@ def pca_ppca(
     differentially-private principal components", JMLR 14, 2013. Hoff,
     "Simulation of the matrix Bingham–von Mises–Fisher distribution, with
     applications to multivariate and relational data", JCGS 18(2), 2009.
-    Kent, Ganeiber & Mardia, JCGS 27(2), 2018 (the exact vector sampler).
+    Kent, Ganeiber & Mardia, JCGS 27(2), 2018 (the vector sampler's envelope).
+    Karney, "Sampling exactly from the normal distribution", ACM TOMS 42(1),
+    2016 (exact normals as lazily refined reals).
     Cesar & Rogers, "Bounding, concentrating, and truncating", ALT 2021
     (bounded range and zCDP).
 
@@ -728,7 +735,7 @@ def pca_ppca(
     d = X.shape[1]
     sensitivity = score_sensitivity(rows_bound, d, m)
     A = float_gram(X, rows_bound)
-    floating = f"{rows.note()}floating-point sampler, output on a 2^-{OUTPUT_BITS} grid; {describe_source(rng)}"
+    sampling = f"{rows.note()}exact vector-Bingham sampler, output on a 2^-{OUTPUT_BITS} grid; {describe_source(rng)}"
     if sampler == "sequential":
         share = split_epsilon(epsilon, k)
         charge(
@@ -736,13 +743,13 @@ def pca_ppca(
             "pca_ppca",
             [Exponential(share)] * k,
             relation=rows.relation,
-            note=f"sequential: {k} vector-Bingham rejection draws at epsilon/{k}; {floating}",
+            note=f"sequential: {k} vector-Bingham rejection draws at epsilon/{k}; {sampling}",
         )
         observe("PPCA score matrix (quadratic form)", A, sensitivity=sensitivity, norm="spectral", exact=False)
         V = draw(
             "exponential mechanism (sequential vector Bingham)",
             rng,
-            lambda: sample_sequential_bingham(A * (share / (2.0 * sensitivity)), k, rng=rng),
+            lambda: sample_sequential_bingham(A, k, scales=np.full(k, bingham_scale(share, sensitivity)), rng=rng),
         )
     else:
         charge(
@@ -751,7 +758,7 @@ def pca_ppca(
             [Exponential(epsilon)],
             relation=rows.relation,
             proven=False,
-            note=f"Gibbs, {n_sweeps} sweeps: the guarantee holds for exact matrix-Bingham samples only; {floating}",
+            note=f"Gibbs, {n_sweeps} sweeps: the guarantee holds for exact matrix-Bingham samples only; {sampling}",
         )
         observe("PPCA score matrix (quadratic form)", A, sensitivity=sensitivity, norm="spectral", exact=False)
         V = draw(

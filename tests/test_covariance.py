@@ -58,7 +58,7 @@ def test_ledger_charges_exactly_epsilon_before_sampling(split):
     dps.covariance(X, 1.0, split=split, rng=2, accountant=acc)
     assert acc.spent[0] <= 1.0 + 1e-12
     entry = acc.ledger[-1]
-    assert "Amin" in entry.note and "floating-point sampler" in entry.note
+    assert "Amin" in entry.note and "exact sampler" in entry.note
     with pytest.raises(dps.BudgetExceededError):
         dps.covariance(X, 0.5, split=split, rng=3, accountant=acc)
 

@@ -25,6 +25,7 @@ LAYERS = [
     ["dpstats._engine.*"],
     ["dpstats._releases"],
     [
+        "dpstats._bingham_exact",
         "dpstats.bingham",
         "dpstats.descriptive",
         "dpstats.groups",
