@@ -39,7 +39,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._rounding import UNIT_ROUNDOFF, enclose, gamma
+from ._rounding import UNIT_ROUNDOFF, enclose, float_up, gamma
 from .noise.normal import FAST_BITS, LazyReals, lazy_normals, uniform_bits
 
 __all__ = ["OUTPUT_BITS", "Diagonal", "Subspace", "acg_b", "draw"]
@@ -123,20 +123,20 @@ class _Target:
         tau *= 1.0 + _SLACK
         if not tau < _TAU_MAX:
             raise FloatingPointError(
-                f"the Bingham envelope cannot be certified in double precision (tau = {tau:.3g} >= {_TAU_MAX}): "
-                "the parameter is too concentrated"
+                "the Bingham envelope cannot be certified in double precision: the parameter is too concentrated "
+                "(its eigenvalue spread times the dimension is beyond about 1e12)"
             )
         m, b = self.m, self.b
         terms = (-(m - b) / 2.0, (m / 2.0) * math.log(m / b), -(m / 2.0) * math.log1p(-tau))
         self.tau = tau
         self.log_m = math.fsum(terms) + 2.0**-30 * (sum(abs(t) for t in terms) + 1.0)
 
-    def exact_log_ratio(self, y_box, z2: tuple, shift: int, bits: int) -> tuple[Fraction, Fraction]:
+    def exact_log_ratio(self, y_box, z2: tuple, shift: int, bits: int) -> tuple[Fraction, Fraction] | None:
         """Rigorous bounds of L from exact integer boxes of Z's squared norm and of y = GZ (y's unit 2^shift times
         Z's)."""
         y2 = tuple(Fraction(int(sum(s))) for s in _square_box(*y_box))
         if y2[0] == 0:
-            return Fraction(-1), Fraction(1)  # undecidable at this precision: refine
+            return None  # y's box holds 0: no bound at this precision, refine
         q_lo, q_hi = _ratio_box(self.quadratic_box(*y_box), y2)  # (Ny)ᵀA(Ny)/‖y‖², scale-free
         r_lo, r_hi = (r * Fraction(2) ** (-2 * shift) for r in _ratio_box(tuple(Fraction(s) for s in z2), y2))
         half_m, alpha, beta = Fraction(self.m, 2), Fraction(self.alpha), Fraction(self.beta)
@@ -152,12 +152,17 @@ class Diagonal(_Target):
     def __init__(self, lam: np.ndarray, beta: float = 1.0):
         super().__init__(beta, lam, lam.size)
         self.lam = lam
-        s2 = self.sigma * self.sigma
-        c1, c2 = 1.0 + 2.0 * self.alpha / self.b, 2.0 * self.beta / self.b
-        first, second = c1 * s2, c2 * lam * s2
-        error = 8.0 * UNIT_ROUNDOFF * (np.abs(first) + np.abs(second) + 1.0)
-        self.finish(float(np.max(np.abs(first - second - 1.0) + error)))
+        self.finish(self._certify())
         self._exact = None
+
+    def _certify(self) -> float:
+        """τ = max_i |F_ii| exactly, F_ii = (1 + 2(α − βλ_i)/b)σ_i² − 1 (F = GᵀΩG − I is diagonal), rounded up."""
+        alpha, beta, b = Fraction(self.alpha), Fraction(self.beta), Fraction(self.b)
+        worst = max(
+            abs((1 + 2 * (alpha - beta * Fraction(lam)) / b) * Fraction(sigma) ** 2 - 1)
+            for lam, sigma in zip(self.lam.tolist(), self.sigma.tolist(), strict=True)
+        )
+        return float_up(worst)
 
     def propose(self, z: np.ndarray, radius: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """y = σ∘Z in z's precision and a bound of its error from Z's box and the rounding."""
@@ -203,12 +208,12 @@ class Subspace(_Target):
         S = P.T @ T
         H = G.T @ G
         c1, c2 = 1.0 + 2.0 * self.alpha / self.b, 2.0 * self.beta / self.b
-        F = c1 * H - c2 * S - np.eye(m)
+        F = c1 * (H + H.T) / 2.0 - c2 * (S + S.T) / 2.0 - np.eye(m)  # zᵀFz only sees F's symmetric part
         n_n, n_g, n_a, n_p, n_t, n_h, n_s = (fro(x) for x in (N, G, A, P, T, H, S))
         e_d = gamma(m) * n_n * n_g
         e_s = gamma(d) * n_p * (n_t + n_a * n_p) + n_a * (2.0 * e_d * n_p + e_d * e_d)
         e_h = gamma(m) * n_g * n_g
-        rounding = 8.0 * UNIT_ROUNDOFF * (abs(c1) * (n_h + e_h) + c2 * (n_s + e_s) + math.sqrt(m))
+        rounding = 12.0 * UNIT_ROUNDOFF * (abs(c1) * (n_h + e_h) + c2 * (n_s + e_s) + math.sqrt(m))
         return float(fro(F)) + abs(c1) * e_h + c2 * e_s + rounding
 
     def propose(self, z: np.ndarray, radius: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -254,12 +259,15 @@ def draw(target: _Target, size: int, rng: np.random.Generator) -> np.ndarray:
         z, radius = (x.reshape(batch, m) for x in Z.approximate())
         y, error = target.propose(z, radius)
         accept = _fast_decision(target, z, radius, y, error, v)
+        refined = {}  # proposals decided on more bits: their refined Z is the draw (and is what gets rounded)
         for i in np.flatnonzero(accept < 0):
-            accept[i] = _exact_decision(target, Z.take(slice(i * m, (i + 1) * m)), int(v[i]), rng)
+            refined[i] = Z.take(slice(i * m, (i + 1) * m))
+            accept[i] = _exact_decision(target, refined[i], int(v[i]), rng)
         chosen = np.flatnonzero(accept == 1)[: size - sum(len(x) for x in out)]
         grid, decided = _grid_fast(y[chosen], error[chosen])
-        for row in np.flatnonzero(~decided):
-            grid[row] = _grid_slow(target, Z.take(slice(chosen[row] * m, (chosen[row] + 1) * m)), rng)
+        for row in np.flatnonzero(~decided | np.isin(chosen, list(refined))):
+            i = chosen[row]
+            grid[row] = _grid_slow(target, refined.get(i) or Z.take(slice(i * m, (i + 1) * m)), rng)
         out.append(grid)
     return np.concatenate(out)[:size]
 
@@ -303,7 +311,10 @@ def _exact_decision(target, Z: LazyReals, v: int, rng) -> bool:
         lo, hi = Z.box()
         y_box, shift = target.y_box(lo, hi)
         z2 = tuple(int(sum(s)) for s in _square_box(lo, hi))  # ‖Z‖²·4^exponent
-        l_lo, l_hi = target.exact_log_ratio(y_box, z2, shift, bits + 32)
+        bounds = target.exact_log_ratio(y_box, z2, shift, bits + 32)
+        if bounds is None:
+            continue
+        l_lo, l_hi = bounds
         unit = Fraction(1, 1 << bits)
         if enclose("log1p", (v + 1) * unit - 1, bits + 32)[1] < l_lo:
             return True

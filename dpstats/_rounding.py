@@ -51,19 +51,22 @@ def float_down(value: Fraction) -> float:
 
 
 def enclose(function: str, x: Fraction, precision: int = 128) -> tuple[Fraction, Fraction]:
-    """Exact rationals lo <= f(x) <= hi for f = ``"log1p"`` or ``"expm1"``, from mpmath's interval arithmetic at
-    ``precision`` bits beyond the magnitude of a small x (1 + x must keep x's leading bits): rigorous bounds, where
-    ``math.log1p`` and ``math.expm1`` are only within an ulp or so, in either direction."""
-    if function not in ("log1p", "expm1"):
-        raise ValueError(f"function must be 'log1p' or 'expm1'; got {function!r}")
+    """Exact rationals lo <= f(x) <= hi for f = ``"log1p"``, ``"expm1"`` or ``"exp"``, from mpmath's interval
+    arithmetic at ``precision`` bits beyond the magnitude of a small x (1 + x must keep x's leading bits): rigorous
+    bounds, where ``math.log1p`` and ``math.expm1`` are only within an ulp or so, in either direction. ``"exp"``
+    keeps its relative precision for very negative x (1 + expm1(x) would not)."""
     from mpmath import iv
     from mpmath.libmp import to_man_exp
+
+    functions = {"log1p": lambda v: iv.log(1 + v), "expm1": lambda v: iv.exp(v) - 1, "exp": iv.exp}
+    if function not in functions:
+        raise ValueError(f"function must be one of {sorted(functions)}; got {function!r}")
 
     saved = iv.prec
     iv.prec = precision + 32 + max(0, x.denominator.bit_length() - abs(x.numerator).bit_length())
     try:
         exact = iv.mpf(x.numerator) / iv.mpf(x.denominator)
-        value = iv.log(1 + exact) if function == "log1p" else iv.exp(exact) - 1
+        value = functions[function](exact)
         ends = [to_man_exp(end, signed=True) for end in value._mpi_]
     finally:
         iv.prec = saved

@@ -38,13 +38,14 @@ from ._kernels.blocks import single_threaded_blas
 from ._kernels.gram import float_gram_error, norm_bound_squared
 from ._rounding import UNIT_ROUNDOFF, float_down, gamma
 from ._validation import check_array, check_finite, check_int
-from .exceptions import DataValidationError
+from .exceptions import DataValidationError, ParameterError
 from .noise.random import check_rng
 
 __all__ = [
     "DEFAULT_SWEEPS",
     "OUTPUT_BITS",
     "bingham_scale",
+    "check_certifiable",
     "on_output_grid",
     "sample_bingham",
     "sample_matrix_bingham",
@@ -71,6 +72,23 @@ def score_sensitivity(rows_bound: int, d: int, m: int = 1) -> float:
     1 + θ the bound scales by 1 + θ (:func:`sample_sequential_bingham` shrinks its parameter accordingly).
     """
     return math.nextafter(m * norm_bound_squared(d) + 2.0 * d * float_gram_error(rows_bound, d), math.inf)
+
+
+def check_certifiable(scale: float, rows_bound: int, d: int, m: int = 1) -> None:
+    """Refuse, before anything is charged, a parameter scale·Ã so concentrated that the exact sampler's envelope
+    might not be certifiable in double precision (:mod:`dpstats._bingham_exact` raises when τ >= 1/2).
+
+    τ's error terms are at most about 4·scale·γ_d·‖Ã‖_F (``Subspace._certify``: c₂ = 2β/b and ‖P‖_F² <= b), and
+    ‖Ã‖_F <= tr Ã <= m·rows·R² + d·e_A for the Gram matrix of ``rows_bound`` rows: public numbers. Refused when
+    that bound exceeds 1/4, leaving the eigensolver's own residual (of the same order as the error terms) the
+    other quarter. In practice: scale·rows beyond about 1e11 for d = 784."""
+    norm_bound = m * rows_bound * norm_bound_squared(d) + d * float_gram_error(rows_bound, d)
+    if 4.0 * scale * gamma(d) * norm_bound > 0.25:
+        raise ParameterError(
+            f"epsilon is too large for the exact Bingham sampler with {rows_bound} rows in {d} dimensions: the "
+            f"parameter epsilon/(2 sensitivity) = {scale:.6g} times the rows' Gram matrix must stay below "
+            f"{1.0 / (16.0 * gamma(d) * norm_bound):.6g} for its envelope to be certified in double precision"
+        )
 
 
 def bingham_scale(epsilon: float, sensitivity: float) -> float:

@@ -82,7 +82,14 @@ from ._validation import check_choice, check_delta, check_epsilon, check_flag, c
 from .accounting import Accountant, charge, check_accountant, split_epsilon
 from .accounting.events import Exponential, PureDP
 from .accounting.plan import split_weighted
-from .bingham import OUTPUT_BITS, bingham_scale, on_output_grid, sample_sequential_bingham, score_sensitivity
+from .bingham import (
+    OUTPUT_BITS,
+    bingham_scale,
+    check_certifiable,
+    on_output_grid,
+    sample_sequential_bingham,
+    score_sensitivity,
+)
 from .covariance_trace import covariance_dong
 from .exceptions import DataValidationError, ParameterError
 from .noise.random import check_rng, describe_source
@@ -274,6 +281,8 @@ def amin_eigen(
         vector_events = [Exponential(split_epsilon(eps_vectors, draws))] * draws
     else:  # budgets chosen from the released eigenvalues, summing to eps_vectors: adaptive composition
         vector_events = [PureDP(epsilon=eps_vectors)]
+    sensitivity = score_sensitivity(rows_bound, d, m)
+    check_certifiable(bingham_scale(eps_vectors, sensitivity), rows_bound, d, m)
     charge(
         accountant,
         "amin_eigen",
@@ -289,7 +298,6 @@ def amin_eigen(
     noisy = np.sort(eigen_noise.apply(Statistic(values[::-1][:r].copy()), rng))[::-1]
     tau = 2.0 * m * norm_bound_squared(d) / eps_values * math.log(2.0 * r / _ADAPTIVE_FAILURE)
     budgets = _vector_budgets(split, eps_vectors, draws, noisy, tau) if draws else []
-    sensitivity = score_sensitivity(rows_bound, d, m)
     scales = np.array([bingham_scale(b, sensitivity) for b in budgets] + [0.0] * (r - draws))
     observe("Amin et al.'s score matrix (quadratic form)", A, sensitivity=sensitivity, norm="spectral", exact=False)
     V = draw(

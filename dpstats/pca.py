@@ -81,7 +81,7 @@ from ._validation import (
 )
 from .accounting import DEFAULT_DELTA, Accountant, charge, check_accountant, split_epsilon
 from .accounting.events import Exponential
-from .bingham import OUTPUT_BITS, bingham_scale, on_output_grid, score_sensitivity
+from .bingham import OUTPUT_BITS, bingham_scale, check_certifiable, on_output_grid, score_sensitivity
 from .covariance import amin_eigen
 from .exceptions import DataValidationError, NotPrivateWarning, ParameterError
 from .noise.random import check_rng, describe_source
@@ -738,6 +738,7 @@ def pca_ppca(
     sampling = f"{rows.note()}exact vector-Bingham sampler, output on a 2^-{OUTPUT_BITS} grid; {describe_source(rng)}"
     if sampler == "sequential":
         share = split_epsilon(epsilon, k)
+        check_certifiable(bingham_scale(share, sensitivity), rows_bound, d, m)
         charge(
             accountant,
             "pca_ppca",

@@ -22,7 +22,7 @@ def _sphere_first_coordinate_probs(lam):
     def density(t):
         s = 1.0 - t * t
         z = s * (lam[1] - lam[2]) / 2
-        return np.exp(lam[0] * t * t + s * (lam[1] + lam[2]) / 2 + z) * special.i0e(z)
+        return np.exp(lam[0] * t * t + s * (lam[1] + lam[2]) / 2 + np.abs(z)) * special.i0e(z)  # i0e(z) = e^-|z| I0(z)
 
     p = np.array([integrate.quad(density, a, b)[0] for a, b in zip(EDGES[:-1], EDGES[1:], strict=True)])
     return p / p.sum()

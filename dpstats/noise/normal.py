@@ -47,35 +47,38 @@ _TABLE = 64  # integer parts tabulated: P(w > 64) < e^-2000
 
 @dataclass
 class LazyReals:
-    """Reals x_i = sign_i·(mag_i + θ_i)·2^-exponent with θ_i ∈ [0, 1) uniform and untossed.
+    """Reals x_i = sign_i·(mag_i + θ_i)·2^-exponent_i with θ_i ∈ [0, 1) uniform and untossed.
 
-    ``mag`` holds non-negative integers (int64, or Python ints in an object array once they outgrow it).
+    ``mag`` holds non-negative integers (int64, or Python ints in an object array once they outgrow it);
+    ``exponent`` (int64) is per number: a number whose own decision needed more bits keeps them.
     """
 
     sign: np.ndarray
     mag: np.ndarray
-    exponent: int
+    exponent: np.ndarray
 
     def refine(self, bits: int, rng: np.random.Generator) -> None:
         """Toss ``bits`` more bits of every number (its box shrinks 2^bits-fold)."""
         self.mag = _append_bits(self.mag, bits, rng)
-        self.exponent += bits
+        self.exponent = self.exponent + bits
 
     def take(self, index) -> LazyReals:
         """The numbers at ``index`` (a new object sharing nothing)."""
-        return LazyReals(self.sign[index].copy(), self.mag[index].copy(), self.exponent)
+        return LazyReals(self.sign[index].copy(), self.mag[index].copy(), self.exponent[index].copy())
 
     def approximate(self, dtype=float) -> tuple[np.ndarray, np.ndarray]:
         """Floats x̂ of ``dtype`` and radii r >= |x − x̂| (x̂ the box's centre rounded to that precision)."""
-        centre = np.ldexp(np.asarray(2 * self.mag + 1, dtype=dtype) * self.sign, -(self.exponent + 1))
-        return centre, np.ldexp(np.ones(1, dtype), -(self.exponent + 1)) + np.abs(centre) * np.finfo(dtype).eps
+        half = -(self.exponent + 1)
+        centre = np.ldexp(np.asarray(2 * self.mag + 1, dtype=dtype) * self.sign, half)
+        return centre, np.ldexp(np.ones(centre.shape, dtype), half) + np.abs(centre) * np.finfo(dtype).eps
 
     def box(self) -> tuple[np.ndarray, np.ndarray]:
-        """Exact integer ends lo <= x·2^exponent <= hi (object arrays of Python ints)."""
-        mag = self.mag.astype(object)
-        sign = self.sign.astype(object)
-        ends = (sign * mag, sign * (mag + 1))
-        return np.where(self.sign > 0, ends[0], ends[1]), np.where(self.sign > 0, ends[1], ends[0])
+        """Exact integer ends lo <= x·2^E <= hi with E the largest exponent (object arrays of Python ints)."""
+        shift = (int(self.exponent.max(initial=0)) - self.exponent).astype(object)
+        mag = self.mag.astype(object) << shift
+        top = mag + (np.ones(mag.shape, dtype=object) << shift)
+        positive = self.sign > 0
+        return np.where(positive, mag, -top), np.where(positive, top, -mag)
 
 
 def _append_bits(mag: np.ndarray, bits: int, rng: np.random.Generator) -> np.ndarray:
@@ -98,7 +101,7 @@ def uniform_bits(bits: int, n: int, rng: np.random.Generator) -> np.ndarray:
 
 def lazy_normals(n: int, rng: np.random.Generator) -> LazyReals:
     """``n`` independent exact N(0, 1) variates as :class:`LazyReals` (module docstring)."""
-    signs, mags = [], []
+    signs, mags, exponents = [], [], []
     kept = 0
     while kept < n:
         batch = (n - kept) * 3 // 2 + 16
@@ -106,11 +109,17 @@ def lazy_normals(n: int, rng: np.random.Generator) -> LazyReals:
         sign = (2 * rng.integers(0, 2, size=batch) - 1).astype(np.int8)
         frac = uniform_bits(FAST_BITS, batch, rng)
         v = uniform_bits(FAST_BITS, batch, rng)
-        accept = _accept(w, frac, v, rng)
+        accept, refined = _accept(w, frac, v, rng)
+        mag, exponent = (w << FAST_BITS) | frac, np.full(batch, FAST_BITS, dtype=np.int64)  # w <= 64: no overflow
+        if refined:  # numbers decided on more bits keep them (the laziness argument needs it)
+            mag = mag.astype(object)
+            for i, (bits, more) in refined.items():
+                mag[i], exponent[i] = (int(w[i]) << bits) | more, bits
         signs.append(sign[accept])
-        mags.append(((w << FAST_BITS) | frac)[accept])  # w <= 64: no overflow
+        mags.append(mag[accept])
+        exponents.append(exponent[accept])
         kept += int(accept.sum())
-    return LazyReals(np.concatenate(signs)[:n], np.concatenate(mags)[:n], FAST_BITS)
+    return LazyReals(np.concatenate(signs)[:n], np.concatenate(mags)[:n], np.concatenate(exponents)[:n])
 
 
 @functools.cache
@@ -119,10 +128,10 @@ def _cumulative_bounds(bits: int) -> tuple[tuple[Fraction, Fraction], ...]:
 
     Θ lies between the partial sum S(_TABLE) and S(_TABLE) plus the tail Σ_{j>64} exp(−j²/2) <= 2·exp(−65²/2)
     (consecutive terms shrink by more than e^-65), itself bounded above by e^-2112."""
-    terms = [enclose("expm1", Fraction(-j * j, 2), bits) for j in range(_TABLE + 1)]
+    terms = [enclose("exp", Fraction(-j * j, 2), bits) for j in range(_TABLE + 1)]
     partial_lo, partial_hi, sums = Fraction(0), Fraction(0), []
     for lo, hi in terms:
-        partial_lo, partial_hi = partial_lo + 1 + lo, partial_hi + 1 + hi
+        partial_lo, partial_hi = partial_lo + lo, partial_hi + hi
         sums.append((partial_lo, partial_hi))
     theta_lo, theta_hi = sums[-1][0], sums[-1][1] + Fraction(2) ** -2112
     return tuple((lo / theta_hi, min(hi / theta_lo, Fraction(1))) for lo, hi in sums)
@@ -159,34 +168,36 @@ def _integer_part_exactly(u: int, rng: np.random.Generator) -> int:
         u = (u << _REFINE_BITS) | int(uniform_bits(_REFINE_BITS, 1, rng)[0])
         bits += _REFINE_BITS
         unit = Fraction(1, 1 << bits)
+        bounds = _cumulative_bounds(bits + 32)
+        if u * unit >= bounds[-1][1]:
+            raise OverflowError("a normal variate's integer part exceeded 64 (probability below e^-2000)")
         previous_hi = Fraction(0)
-        for w, (lo, hi) in enumerate(_cumulative_bounds(bits + 32)):
+        for w, (lo, hi) in enumerate(bounds):
             if (u + 1) * unit <= lo:
                 if previous_hi <= u * unit:
                     return w
                 break
             previous_hi = hi
-        else:
-            raise OverflowError("a normal variate's integer part exceeded 64 (probability below e^-2000)")
 
 
-def _accept(w: np.ndarray, frac: np.ndarray, v: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Step 3: V < exp(−u(2w + u)/2), u ∈ [frac, frac + 1)·2^-FAST_BITS, V ∈ [v, v + 1)·2^-FAST_BITS."""
+def _accept(w: np.ndarray, frac: np.ndarray, v: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, dict]:
+    """Step 3: V < exp(−u(2w + u)/2), u ∈ [frac, frac + 1)·2^-FAST_BITS, V ∈ [v, v + 1)·2^-FAST_BITS; and, for
+    the numbers decided exactly, their refined fraction bits ``{i: (bits, fraction)}``."""
     scale = 2.0**-FAST_BITS
     wf = w.astype(float)
     u_lo, u_hi = frac * scale, (frac + 1) * scale
     p_lo = np.exp(-u_hi * (2.0 * wf + u_hi) / 2.0) * (1.0 - _MARGIN)
     p_hi = np.exp(-u_lo * (2.0 * wf + u_lo) / 2.0) * (1.0 + _MARGIN)
     accept = (v + 1) * scale <= p_lo
-    undecided = np.flatnonzero(~accept & (v * scale < p_hi))
-    for i in undecided:
-        accept[i] = _accept_exactly(int(w[i]), int(frac[i]), int(v[i]), rng)
-    return accept
+    refined = {}
+    for i in np.flatnonzero(~accept & (v * scale < p_hi)):
+        accept[i], *refined[i] = _accept_exactly(int(w[i]), int(frac[i]), int(v[i]), rng)
+    return accept, refined
 
 
-def _accept_exactly(w: int, frac: int, v: int, rng: np.random.Generator) -> bool:
+def _accept_exactly(w: int, frac: int, v: int, rng: np.random.Generator) -> tuple[bool, int, int]:
     """Step 3 for one number whose floating-point interval was inconclusive: refine u and V until exact rational
-    bounds of exp(−x) over u's box separate them."""
+    bounds of exp(−x) over u's box separate them; the decision, and u's bits and fraction at that point."""
     bits = FAST_BITS
     while True:
         frac = (frac << _REFINE_BITS) | int(uniform_bits(_REFINE_BITS, 1, rng)[0])
@@ -194,9 +205,9 @@ def _accept_exactly(w: int, frac: int, v: int, rng: np.random.Generator) -> bool
         bits += _REFINE_BITS
         unit = Fraction(1, 1 << bits)
         u_lo, u_hi = frac * unit, (frac + 1) * unit
-        p_lo = 1 + enclose("expm1", -u_hi * (2 * w + u_hi) / 2, bits + 32)[0]
-        p_hi = 1 + enclose("expm1", -u_lo * (2 * w + u_lo) / 2, bits + 32)[1]
+        p_lo = enclose("exp", -u_hi * (2 * w + u_hi) / 2, bits + 32)[0]
+        p_hi = enclose("exp", -u_lo * (2 * w + u_lo) / 2, bits + 32)[1]
         if (v + 1) * unit <= p_lo:
-            return True
+            return True, bits, frac
         if v * unit >= p_hi:
-            return False
+            return False, bits, frac
