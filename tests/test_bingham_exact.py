@@ -20,6 +20,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import scipy.linalg
+from _chisquare import merged_chisquare
 from scipy import integrate, optimize, special, stats
 from test_bingham import ALPHA, LAM, _chisquare_pvalue, _sphere_first_coordinate_probs
 
@@ -28,7 +29,6 @@ import dpstats.noise.normal as normal
 from dpstats.bingham import _basis_excess, bingham_scale, sample_vector_bingham
 
 Z_ALPHA = stats.norm.isf(ALPHA / 2)  # two-sided z threshold of the moment tests (3.29)
-MIN_EXPECTED = 5.0  # χ² cells are merged until every expected count is at least this
 NARROW = 2.0**-8  # half-width of the narrow central cell
 THETA = math.fsum(math.exp(-j * j / 2) for j in range(40))  # Θ = Σ_{j>=0} e^(−j²/2): P(integer part 0) = 1/Θ
 CONCENTRATED = np.array([0.0, -200.0, -5000.0])
@@ -55,26 +55,10 @@ def _normal_cell_probs(edges: np.ndarray) -> np.ndarray:
     return np.where(b <= 0, special.ndtr(b) - special.ndtr(a), special.ndtr(-a) - special.ndtr(-b))
 
 
-def _merged_chisquare(counts: np.ndarray, probs: np.ndarray) -> float:
-    """χ² p-value after merging adjacent cells (left to right) until each expects at least MIN_EXPECTED."""
-    n = counts.sum()
-    obs, exp, o, e = [], [], 0, 0.0
-    for count, p in zip(counts, probs, strict=True):
-        o, e = o + count, e + n * p
-        if e >= MIN_EXPECTED:
-            obs.append(o)
-            exp.append(e)
-            o, e = 0, 0.0
-    obs[-1] += o
-    exp[-1] += e
-    exp = np.array(exp) * (n / sum(exp))  # the probabilities' sum is 1 up to rounding
-    return stats.chisquare(obs, exp).pvalue
-
-
 def _normal_pvalue(x: np.ndarray, edges: np.ndarray | None = None) -> float:
     edges = _normal_edges() if edges is None else edges
     counts = np.bincount(np.searchsorted(edges, x, side="right"), minlength=edges.size + 1)
-    return _merged_chisquare(counts, _normal_cell_probs(edges))
+    return merged_chisquare(counts, _normal_cell_probs(edges))
 
 
 def _marginal_probs(lam: np.ndarray, i: int) -> np.ndarray:

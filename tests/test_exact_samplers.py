@@ -20,6 +20,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from _chisquare import merged_chisquare
 from scipy import special, stats
 
 from dpstats.exceptions import ParameterError
@@ -35,7 +36,6 @@ from dpstats.noise.exact import (
 ALPHA = 1e-4  # per-test type-I error, fixed before looking at any result
 Z_ALPHA = stats.norm.isf(ALPHA / 2)  # two-sided z threshold for the moment tests (3.89)
 N = 200_000  # draws per distributional test
-MIN_EXPECTED = 5.0  # χ² cells are merged until every expected count is at least this
 
 
 # ----------------------------------------------------------------------------- exact distributions
@@ -44,24 +44,12 @@ MIN_EXPECTED = 5.0  # χ² cells are merged until every expected count is at lea
 def _chi2_pvalue(samples: np.ndarray, cdf, edges) -> float:
     """χ² p-value of ``samples`` for cells (−∞, e_1], (e_1, e_2], ..., (e_k, ∞) under ``cdf`` (P(X <= b)).
 
-    Adjacent cells are merged (left to right) until each expected count is at least MIN_EXPECTED.
+    Adjacent cells are merged until each expects at least 5 (:func:`_chisquare.merged_chisquare`).
     """
     edges = np.unique(np.asarray(edges, dtype=np.int64))
     probs = np.diff(np.concatenate([[0.0], [cdf(int(e)) for e in edges], [1.0]]))
     counts = np.bincount(np.searchsorted(edges, samples.ravel(), side="left"), minlength=edges.size + 1)
-    n = samples.size
-    obs, exp, o, e = [], [], 0, 0.0
-    for count, p in zip(counts, probs, strict=True):
-        o, e = o + count, e + n * p
-        if e >= MIN_EXPECTED:
-            obs.append(o)
-            exp.append(e)
-            o, e = 0, 0.0
-    obs[-1] += o  # the remainder joins the last full cell
-    exp[-1] += e
-    assert len(obs) >= 2, "a test needs at least two cells"
-    exp = np.array(exp) * (sum(obs) / sum(exp))  # removes the 1e-16 rounding of the probabilities' sum
-    return stats.chisquare(obs, exp).pvalue
+    return merged_chisquare(counts, probs)
 
 
 def _quantile_edges(cdf, lo: int, hi: int, cells: int = 60) -> list[int]:
