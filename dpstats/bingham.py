@@ -78,16 +78,20 @@ def check_certifiable(scale: float, rows_bound: int, d: int, m: int = 1) -> None
     """Refuse, before anything is charged, a parameter scale·Ã so concentrated that the exact sampler's envelope
     might not be certifiable in double precision (:mod:`dpstats._bingham_exact` raises when τ >= 1/2).
 
-    τ's error terms are at most about 4·scale·γ_d·‖Ã‖_F (``Subspace._certify``: c₂ = 2β/b and ‖P‖_F² <= b), and
-    ‖Ã‖_F <= tr Ã <= m·rows·R² + d·e_A for the Gram matrix of ``rows_bound`` rows: public numbers. Refused when
-    that bound exceeds 1/4, leaving the eigensolver's own residual (of the same order as the error terms) the
-    other quarter. In practice: scale·rows beyond about 1e11 for d = 784."""
+    The envelope's certified τ (``Subspace._certify``) has error terms of at most about
+    scale·‖Ã‖_F·(4γ_d + 4√d·γ_d + 48u) for the first draw (c₂ = 2β/b, ‖P‖_F² <= b, ‖N‖_F = √d, and the rounding of
+    F's assembly), with ‖Ã‖_F <= tr Ã <= m·rows·R² + d·e_A for the Gram matrix of ``rows_bound`` rows: public
+    numbers. The acceptance rate carries a factor (1 − τ)^{d/2}, so that bound is kept below 1/(4d): the sampler
+    then neither fails nor slows down for want of precision, whatever the data (the eigensolver's residual, of
+    the same order as the error terms in practice, is not bounded publicly). In practice: scale·rows beyond about
+    3e7 for d = 784, 2e10 for d = 10."""
     norm_bound = m * rows_bound * norm_bound_squared(d) + d * float_gram_error(rows_bound, d)
-    if 4.0 * scale * gamma(d) * norm_bound > 0.25:
+    limit = 1.0 / (4.0 * d * norm_bound * ((4.0 + 4.0 * math.sqrt(d)) * gamma(d) + 48.0 * UNIT_ROUNDOFF))
+    if scale > limit:
         raise ParameterError(
             f"epsilon is too large for the exact Bingham sampler with {rows_bound} rows in {d} dimensions: the "
-            f"parameter epsilon/(2 sensitivity) = {scale:.6g} times the rows' Gram matrix must stay below "
-            f"{1.0 / (16.0 * gamma(d) * norm_bound):.6g} for its envelope to be certified in double precision"
+            f"parameter epsilon/(2 sensitivity) = {scale:.6g} must stay below {limit:.6g} for its envelope to be "
+            "certified tightly in double precision"
         )
 
 

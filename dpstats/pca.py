@@ -651,8 +651,10 @@ def pca_ppca(
     chain for the matrix Bingham at ε (:func:`dpstats.bingham.sample_matrix_bingham`,
     ``n_sweeps`` sweeps, started from a uniform V). **Its guarantee holds only
     for exact samples of the matrix Bingham; a finite chain is not covered.**
-    (What is provable for it: each column update is an exact ε-DP draw, so S
-    sweeps are k·S·ε-DP.) The ledger marks it UNPROVEN and an
+    (Each column update is an exponential-mechanism draw at ε, exact for the
+    floating-point eigenvalues of its conditional rather than for the score
+    itself, so even the k·S·ε of S sweeps is not proven.) The ledger marks it
+    UNPROVEN and an
     :class:`~dpstats.Accountant` refuses it unless created with
     ``allow_unproven=True``.
 
@@ -735,7 +737,6 @@ def pca_ppca(
     d = X.shape[1]
     sensitivity = score_sensitivity(rows_bound, d, m)
     A = float_gram(X, rows_bound)
-    sampling = f"{rows.note()}exact vector-Bingham sampler, output on a 2^-{OUTPUT_BITS} grid; {describe_source(rng)}"
     if sampler == "sequential":
         share = split_epsilon(epsilon, k)
         check_certifiable(bingham_scale(share, sensitivity), rows_bound, d, m)
@@ -744,7 +745,10 @@ def pca_ppca(
             "pca_ppca",
             [Exponential(share)] * k,
             relation=rows.relation,
-            note=f"sequential: {k} vector-Bingham rejection draws at epsilon/{k}; {sampling}",
+            note=(
+                f"sequential: {k} vector-Bingham rejection draws at epsilon/{k}; {rows.note()}exact vector-Bingham "
+                f"sampler, output on a 2^-{OUTPUT_BITS} grid; {describe_source(rng)}"
+            ),
         )
         observe("PPCA score matrix (quadratic form)", A, sensitivity=sensitivity, norm="spectral", exact=False)
         V = draw(
@@ -759,7 +763,11 @@ def pca_ppca(
             [Exponential(epsilon)],
             relation=rows.relation,
             proven=False,
-            note=f"Gibbs, {n_sweeps} sweeps: the guarantee holds for exact matrix-Bingham samples only; {sampling}",
+            note=(
+                f"Gibbs, {n_sweeps} sweeps: the guarantee holds for exact matrix-Bingham samples only; column draws "
+                f"exact for the floating-point eigenvalues of each conditional, output on a 2^-{OUTPUT_BITS} grid; "
+                f"{rows.note()}{describe_source(rng)}"
+            ),
         )
         observe("PPCA score matrix (quadratic form)", A, sensitivity=sensitivity, norm="spectral", exact=False)
         V = draw(

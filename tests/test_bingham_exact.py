@@ -538,3 +538,25 @@ def test_bingham_scale_rounds_down_exactly():
         scale = bingham_scale(float(e), float(s))
         exact = Fraction(float(e)) / (2 * Fraction(float(s)))
         assert Fraction(scale) <= exact < Fraction(math.nextafter(scale, math.inf))
+
+
+@pytest.mark.parametrize("mechanism", ["ppca", "amin"])
+def test_concentration_beyond_double_precision_is_refused_before_the_charge(mechanism):
+    """check_certifiable depends on public numbers only (ε, rows, d), so an ε whose parameter could not be certified
+    is refused before anything is spent, for any data; an ε below the limit runs."""
+    import dpstats as dps
+    from dpstats.exceptions import ParameterError
+
+    X = np.random.default_rng(0).uniform(-0.5, 0.5, (200, 4)) / 2
+
+    def fit(epsilon, accountant):
+        if mechanism == "ppca":
+            return dps.pca_ppca(X, 1, epsilon, rng=0, accountant=accountant)
+        return dps.covariance(X, epsilon, rng=0, accountant=accountant)
+
+    accountant = dps.Accountant(1e15)
+    with pytest.raises(ParameterError, match="epsilon is too large for the exact Bingham sampler"):
+        fit(1e12, accountant)
+    assert accountant.ledger == [] and accountant.spent == (0.0, 0.0)
+    fit(1e3, accountant)
+    assert len(accountant.ledger) == 1

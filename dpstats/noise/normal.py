@@ -127,13 +127,13 @@ def _cumulative_bounds(bits: int) -> tuple[tuple[Fraction, Fraction], ...]:
     """Rigorous bounds lo <= F(w) <= hi for w = 0 … _TABLE, F(w) = Σ_{j<=w} exp(−j²/2)/Θ, at ``bits`` bits.
 
     Θ lies between the partial sum S(_TABLE) and S(_TABLE) plus the tail Σ_{j>64} exp(−j²/2) <= 2·exp(−65²/2)
-    (consecutive terms shrink by more than e^-65), itself bounded above by e^-2112."""
+    (consecutive terms shrink by more than e^-65), below 2^-3045 (bounded by 2^-3040)."""
     terms = [enclose("exp", Fraction(-j * j, 2), bits) for j in range(_TABLE + 1)]
     partial_lo, partial_hi, sums = Fraction(0), Fraction(0), []
     for lo, hi in terms:
         partial_lo, partial_hi = partial_lo + lo, partial_hi + hi
         sums.append((partial_lo, partial_hi))
-    theta_lo, theta_hi = sums[-1][0], sums[-1][1] + Fraction(2) ** -2112
+    theta_lo, theta_hi = sums[-1][0], sums[-1][1] + Fraction(2) ** -3040
     return tuple((lo / theta_hi, min(hi / theta_lo, Fraction(1))) for lo, hi in sums)
 
 
