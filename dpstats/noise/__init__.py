@@ -4,6 +4,8 @@
   (from the privacy curves of :mod:`dpstats.accounting.gaussian`);
 * :mod:`dpstats.noise.exact` — exact discrete Laplace and discrete Gaussian samplers (built on the exact uniform
   and Bernoulli draws of :mod:`dpstats.noise._bernoulli`);
+* :mod:`dpstats.noise.normal` — exact standard normals as lazily refined reals (the proposals of the exact
+  vector-Bingham sampler);
 * :mod:`dpstats.noise.random` — the cryptographically secure default random source;
 * :mod:`dpstats.noise.release` — statistics on a public grid with exact integer noise (the default of every
   mechanism);
