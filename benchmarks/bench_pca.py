@@ -26,10 +26,10 @@ import warnings
 import numpy as np
 
 import dpstats as dps
-from dpstats.bingham import DEFAULT_SWEEPS, sample_matrix_bingham
 from dpstats.compendium import datasets
+from dpstats.decomposition._bingham import DEFAULT_SWEEPS, sample_matrix_bingham
+from dpstats.decomposition._pca import default_n_iter, second_moment
 from dpstats.metrics import captured_energy
-from dpstats.pca import default_n_iter, second_moment
 
 from ._harness import Results, interleaved_medians, status
 

@@ -1,22 +1,19 @@
 """dpstats: differentially private statistics and machine learning, reproducibly.
 
-Neighbouring datasets differ by replacing one row (``n`` is public). Every
-mechanism states its sensitivity, the paper it follows and its calibration; see
-the README for the conventions.
+Neighbouring datasets differ by replacing one row (``n`` is public), or one privacy unit with ``privacy_unit=``.
+Every release states its sensitivity, the paper it follows and its calibration, and is declared in
+:mod:`dpstats.registry`; see the README for the conventions.
 
-Heavy submodules are imported on first use, so ``import dpstats`` stays fast.
-The compendium (:mod:`dpstats.compendium`: datasets, experiments, reports) is
-never imported by the library; ``dps.datasets`` and ``dps.experiments`` still
-reach it for one release, with a :class:`DeprecationWarning`.
+The families live in subpackages (:mod:`dpstats.descriptive`, :mod:`dpstats.decomposition`,
+:mod:`dpstats.linear_model`, :mod:`dpstats.inference`); their public names are re-exported here and imported on
+first use (PEP 562), so ``import dpstats`` stays fast. The compendium (:mod:`dpstats.compendium`: datasets,
+experiments, reports) is never imported by the library; ``dps.datasets`` and ``dps.experiments`` still reach it for
+one release, with a :class:`DeprecationWarning`.
 """
 
 import warnings
 from importlib import import_module
 
-from .accounting import Accountant
-from .cca import cca  # eager, like pca below: the function shares its name with its submodule
-from .covariance import amin_eigen, covariance  # eager: the function shares its name with its submodule
-from .descriptive import count, mean, sum, variance
 from .exceptions import (
     BudgetExceededError,
     DataValidationError,
@@ -28,28 +25,43 @@ from .exceptions import (
     ParameterError,
     PrivacyError,
 )
-from .histograms import histogram
-
-# Imported eagerly (pca.py needs only numpy at import time): the function dpstats.pca shares its
-# name with the submodule, and a lazy import would let the submodule shadow the function.
-from .pca import pca, pca_ag, pca_ppca, pca_ppm, pca_sn, top_components
 
 __version__ = "0.1.0"
 
-# public name -> submodule that defines it (imported lazily, PEP 562)
+# public name -> submodule that defines it (imported on first use, PEP 562); a name equal to its module is the module
 _LAZY = {
-    "audit": "audit",
-    "covariance_dong": "covariance_trace",
-    "estimators": "estimators",
+    "Accountant": "accounting",
     "accounting": "accounting",
-    "logistic_regression": "erm",
-    "svm": "erm",
-    "low_rank": "lowrank",
+    "audit": "audit",
+    "amin_eigen": "decomposition",
+    "cca": "decomposition",
+    "count": "descriptive",
+    "covariance": "decomposition",
+    "covariance_dong": "decomposition",
+    "decomposition": "decomposition",
+    "descriptive": "descriptive",
+    "estimators": "estimators",
+    "histogram": "descriptive",
+    "inference": "inference",
+    "linear_model": "linear_model",
+    "logistic_regression": "linear_model",
+    "low_rank": "decomposition",
+    "mean": "descriptive",
     "metrics": "metrics",
-    "pca_dong": "covariance_trace",
+    "pca": "decomposition",
+    "pca_ag": "decomposition",
+    "pca_dong": "decomposition",
+    "pca_ppca": "decomposition",
+    "pca_ppm": "decomposition",
+    "pca_sn": "decomposition",
     "preprocessing": "preprocessing",
-    "quantile": "quantiles",
-    "private_bounds": "quantiles",
+    "private_bounds": "descriptive",
+    "quantile": "descriptive",
+    "registry": "registry",
+    "sum": "descriptive",
+    "svm": "linear_model",
+    "top_components": "decomposition",
+    "variance": "descriptive",
 }
 
 # old name -> where it lives now (the compendium); reached with a DeprecationWarning, for one release
@@ -59,7 +71,6 @@ _MOVED = {
 }
 
 __all__ = [
-    "Accountant",
     "BudgetExceededError",
     "DataValidationError",
     "FloatingPointNoiseWarning",
@@ -69,20 +80,6 @@ __all__ = [
     "OutOfBoundsError",
     "ParameterError",
     "PrivacyError",
-    "amin_eigen",
-    "cca",
-    "count",
-    "covariance",
-    "histogram",
-    "mean",
-    "pca",
-    "pca_ag",
-    "pca_ppca",
-    "pca_ppm",
-    "pca_sn",
-    "sum",
-    "top_components",
-    "variance",
     *_LAZY,
 ]
 

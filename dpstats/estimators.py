@@ -80,11 +80,11 @@ from ._engine.tables import check_numeric_columns
 from ._engine.units import unit_column
 from ._validation import check_flag, check_int, check_numeric_dtype
 from .accounting import DEFAULT_DELTA
-from .cca import cca
-from .erm import DEFAULT_MAX_ITER, DEFAULT_TOL, LOGISTIC, fit_weights, huber
+from .decomposition._cca import cca
+from .decomposition._pca import pca
 from .exceptions import DataValidationError, ParameterError, PrivacyError
+from .linear_model._erm import DEFAULT_MAX_ITER, DEFAULT_TOL, LOGISTIC, fit_weights, huber
 from .noise.random import check_rng, independent_generator
-from .pca import pca
 from .preprocessing import RADIUS_SHARE
 
 __all__ = ["DPCCA", "DPLinearSVC", "DPLogisticRegression", "DPPCA"]
@@ -364,7 +364,7 @@ class DPCCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
     y_weights_ : numpy.ndarray, shape (dy, n_components)
     correlations_ : numpy.ndarray, shape (n_components,)
         Canonical correlations of the noisy estimate.
-    result_ : dpstats.cca.CCAResult
+    result_ : dpstats.decomposition.CCAResult
         The full result (noisy matrix, σ, floor).
     n_features_in_ : int
 
@@ -537,7 +537,7 @@ class _DPLinearClassifier(_SharedAccountantMixin, ClassifierMixin, BaseEstimator
 
     def _fit_lazy(self, X, y, units):
         """``fit`` on dask data: the labels are mapped to ±1 lazily (a label outside ``classes`` becomes NaN, and
-        the one validation pass of :func:`dpstats.erm.fit_weights` counts it), the intercept column added chunk by
+        the one validation pass of ``linear_model._erm.fit_weights`` counts it), the intercept column added chunk by
         chunk."""
         X = check_row_norms(_fit_input(self, X), "X", clip=self.clip)
         classes = _check_classes(self.classes, type(self).__name__)
@@ -632,7 +632,7 @@ class DPLogisticRegression(_DPLinearClassifier):
     random_state : None, int or numpy.random.Generator
     tol : float, default 1e-9
         Objective perturbation: the public bound tol/(λ + Δ) on the released centre's distance to the exact
-        minimiser (see :mod:`dpstats.erm`).
+        minimiser (see :mod:`dpstats.linear_model._erm`).
     max_iter : int, default 5000
     noise : {{"exact", "gamma", "float"}}, default "exact"
         As in :func:`dpstats.svm` (``"gamma"``: the paper's output-perturbation noise, recorded as unproven).

@@ -7,7 +7,7 @@ do, reads the data and is not private: :func:`dpstats.compendium.datasets.scale_
 
 When no bound is known, :func:`private_norm_bound` buys one: a private quantile of the row norms, with a share of
 the budget; :func:`to_unit_rows` (behind ``norm_bound=`` of :func:`dpstats.pca`, :func:`dpstats.cca`,
-:func:`dpstats.covariance_trace.covariance_dong` and the estimators) divides the rows by a bound, public or
+:func:`dpstats.decomposition.covariance_dong` and the estimators) divides the rows by a bound, public or
 private, and clips them to norm 1.
 """
 
@@ -152,7 +152,7 @@ def private_norm_bound(
         check_finite(np.asarray(X), "X")
     with np.errstate(divide="ignore"):
         logs = np.clip(0.5 * np.log2(squares), -1e300, 1e300)  # zero rows, overflowing squares: clipped below
-    from .quantiles import quantile
+    from .descriptive._quantiles import quantile
 
     unit = {} if units is None else {"privacy_unit": units.ids, "max_rows": units.max_rows}
     level = quantile(

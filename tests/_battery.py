@@ -850,7 +850,7 @@ def _norm_bound_mutations(with_share: bool = True) -> dict:
 
 
 def covariance_cases() -> list[Case]:
-    from dpstats.covariance_trace import covariance_dong, pca_dong
+    from dpstats.decomposition import covariance_dong, pca_dong
 
     matrices = {**_matrix_variants("X"), "row norm > 1": 3 * X}
     base = {"rng": 0, "accountant": None}

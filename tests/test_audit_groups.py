@@ -103,7 +103,7 @@ def test_end_to_end_a_unit_with_a_key_of_its_own_is_hidden_and_the_row_level_var
 
 
 def test_end_to_end_the_unthresholded_variant_is_flagged(monkeypatch):
-    import dpstats.groups as groups
+    import dpstats.descriptive._grouped as groups
 
     def careless(grouping, epsilon, delta, calibrate=groups.calibrate):
         return dataclasses.replace(calibrate(grouping, epsilon, delta), threshold=0.5)

@@ -4,7 +4,12 @@ import numpy as np
 import pytest
 from scipy import integrate, special, stats
 
-from dpstats.bingham import sample_bingham, sample_matrix_bingham, sample_sequential_bingham, sample_vector_bingham
+from dpstats.decomposition._bingham import (
+    sample_bingham,
+    sample_matrix_bingham,
+    sample_sequential_bingham,
+    sample_vector_bingham,
+)
 from dpstats.exceptions import DataValidationError, ParameterError
 
 ALPHA = 1e-3  # type-I error of each chi-square test (fixed seeds: deterministic)

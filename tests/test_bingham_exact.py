@@ -24,9 +24,9 @@ from _chisquare import merged_chisquare
 from scipy import integrate, optimize, special, stats
 from test_bingham import ALPHA, LAM, _chisquare_pvalue, _sphere_first_coordinate_probs
 
-import dpstats._bingham_exact as bx
+import dpstats.decomposition._bingham_exact as bx
 import dpstats.noise.normal as normal
-from dpstats.bingham import _basis_excess, bingham_scale, sample_vector_bingham
+from dpstats.decomposition._bingham import _basis_excess, bingham_scale, sample_vector_bingham
 
 Z_ALPHA = stats.norm.isf(ALPHA / 2)  # two-sided z threshold of the moment tests (3.29)
 NARROW = 2.0**-8  # half-width of the narrow central cell

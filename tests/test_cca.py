@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 import dpstats as dps
-from dpstats.cca import canonical_correlations, default_ridge
+from dpstats.decomposition._cca import canonical_correlations, default_ridge
 
 ALPHA = 1e-3  # type-I error of the distributional test (fixed seed: deterministic)
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import dpstats as dps
-from dpstats.bingham import sample_sequential_bingham
-from dpstats.covariance import METHODS, _verified_eigen_error
+from dpstats.decomposition._bingham import sample_sequential_bingham
+from dpstats.decomposition._covariance import METHODS, _verified_eigen_error
 
 
 def _spiked(n=2000, d=6, seed=0):

@@ -13,7 +13,7 @@ import dpstats as dps
 from dpstats._kernels.rows import PROFILE_BITS, norm_profile
 from dpstats.accounting.events import Gaussian, PureDP, composed_gaussian
 from dpstats.accounting.zcdp import zcdp_epsilon
-from dpstats.covariance_trace import RADII, _clipping_bias, _rayleigh_error, covariance_dong, pca_dong, zcdp_budget
+from dpstats.decomposition._dong import RADII, _clipping_bias, _rayleigh_error, covariance_dong, pca_dong, zcdp_budget
 from dpstats.exceptions import ParameterError
 from dpstats.noise.release import make_noise
 

@@ -13,7 +13,7 @@ from scipy.optimize import minimize
 import dpstats as dps
 from dpstats._kernels.gram import norm_bound_squared
 from dpstats.audit import audit
-from dpstats.erm import (
+from dpstats.linear_model._erm import (
     AMP_SHARE,
     Accelerated,
     Descent,

@@ -11,7 +11,7 @@ import pytest
 import dpstats as dps
 from dpstats._kernels.gram import norm_bound_squared
 from dpstats.audit import float_laplace_support, low_bit_distance, on_grid
-from dpstats.erm import AMP_SHARE, objective_perturbation_parameters
+from dpstats.linear_model import AMP_SHARE, objective_perturbation_parameters
 from dpstats.noise.release import GRID_BITS, LAPLACE_GRID_BITS, grid_for
 
 N_RELEASES = 3000
@@ -136,7 +136,7 @@ def test_huber_derivative_rounding_is_within_the_gradient_bound():
     # one row of one feature at the point 0, the gradient's only error is ℓ′'s own times |x| <= R: the bound of
     # _gradient_error_at must cover the measured error times R.
     from dpstats._kernels.gram import norm_bound_squared
-    from dpstats.erm import _gradient_error_at, huber
+    from dpstats.linear_model._erm import _gradient_error_at, huber
 
     bound = math.sqrt(norm_bound_squared(1))
     for h in (0.5, 1e-3, 1e-6):

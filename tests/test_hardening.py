@@ -173,7 +173,7 @@ def test_low_rank_refuses_or_releases_neighbours_alike():
     error. Now the bound on the entries is declared and the refusal decided from it: neighbours get the same
     outcome, for every declared bound."""
     from dpstats._rounding import gamma
-    from dpstats.lowrank import _grid, range_finder_sensitivity
+    from dpstats.decomposition._lowrank import _grid, range_finder_sensitivity
 
     m, n, k = 6, 50, 1
     ell = min(k, min(m, n) - k) + k

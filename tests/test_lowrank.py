@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 import dpstats as dps
-from dpstats.lowrank import range_finder_sensitivity
+from dpstats.decomposition._lowrank import range_finder_sensitivity
 from dpstats.metrics import low_rank_error
 
 ALPHA = 1e-3

@@ -13,9 +13,9 @@ import dpstats as dps
 from dpstats._kernels.gram import norm_bound_squared
 from dpstats.accounting import compose
 from dpstats.audit import audit
+from dpstats.decomposition._pca import default_n_iter, random_orthonormal, second_moment
 from dpstats.metrics import captured_energy
 from dpstats.noise import gaussian_sigma_analytic
-from dpstats.pca import default_n_iter, random_orthonormal, second_moment
 
 ALPHA = 1e-3  # type-I error of each distributional test (fixed seeds: deterministic)
 DP_MECHANISMS = [("ag", 1e-5), ("ppm", 1e-5), ("ppm", 0.0), ("ppca", 0.0), ("amin", 0.0)]

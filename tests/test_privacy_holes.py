@@ -191,7 +191,7 @@ def test_parallel_gaussian_parts_keep_the_largest_failure_probability():
 
 
 def test_erm_certificate_covers_the_error_of_the_margins():
-    from dpstats.erm import _gradient_error_at
+    from dpstats.linear_model._erm import _gradient_error_at
 
     norm_f = np.linalg.norm(np.full(100, 100.0))
     without_curvature = _gradient_error_at((100_000, 100), norm_f, 1e-3, 0.0)
@@ -201,7 +201,7 @@ def test_erm_certificate_covers_the_error_of_the_margins():
 
 def test_ppca_charges_the_floating_point_error_of_the_gram_matrix():
     from dpstats._kernels.gram import float_gram_error
-    from dpstats.bingham import score_sensitivity
+    from dpstats.decomposition._bingham import score_sensitivity
 
     n, d = 10**6, 784
     assert score_sensitivity(n, d) >= norm_bound_squared(d) + 2 * d * float_gram_error(n, d)

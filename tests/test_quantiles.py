@@ -11,9 +11,9 @@ from _counting import Counted
 from scipy import stats
 
 import dpstats as dps
-from dpstats import quantiles as quantiles_module
 from dpstats.audit import audit
-from dpstats.quantiles import _Grid, _sample_joint, _sample_one
+from dpstats.descriptive import _quantiles as quantiles_module
+from dpstats.descriptive._quantiles import _Grid, _sample_joint, _sample_one
 
 ALPHA = 1e-3  # type-I error of each goodness-of-fit test (fixed seeds: deterministic)
 

@@ -400,15 +400,15 @@ def _halve_dong(mp):
     """Halve every sensitivity covariance_dong gives make_noise (trace, eigenvectors, eigenvalues, Analyze Gauss),
     with its calibration uncached (the cached plan of the honest runs would hide the patch, and the patched plan must
     not outlive the test)."""
-    import dpstats.covariance_trace as dong
+    import dpstats.decomposition._dong as dong
 
     mp.setattr(dong, "make_noise", _halved(dps.noise.release.make_noise))
     mp.setattr(dong, "_exact_plan", dong._plan)
 
 
 def _halve_groups(mp):
-    """Halve the sensitivity over keys of every grouped statistic (dpstats.groups.moved)."""
-    import dpstats.groups as groups
+    """Halve the sensitivity over keys of every grouped statistic (dpstats.descriptive._grouped.moved)."""
+    import dpstats.descriptive._grouped as groups
 
     moved = groups.moved
     mp.setattr(groups, "moved", lambda *args: moved(*args) / 2)
@@ -416,23 +416,23 @@ def _halve_groups(mp):
 
 #: family -> (the case run, the patch that halves its declared sensitivity where it is computed)
 MISDECLARED = {
-    "descriptive": ("mean", _halve_noise("dpstats._releases")),
-    "histogram": ("histogram", _halve_noise("dpstats._releases")),
-    "quantile": ("quantile", _replace("dpstats.quantiles", "_score_sensitivity", 0.5)),
-    "PCA/AG": ("pca_ag", _replace("dpstats.pca", "norm_bound_squared", 0.5)),
-    "PPM": ("pca_ppm", _replace("dpstats.pca", "norm_bound_squared", 0.5)),
-    "PPCA": ("pca_ppca", _replace("dpstats.bingham", "norm_bound_squared", 0.5)),
-    "Amin": ("covariance amin", _replace("dpstats.bingham", "norm_bound_squared", 0.5)),
+    "descriptive": ("mean", _halve_noise("dpstats._release")),
+    "histogram": ("histogram", _halve_noise("dpstats._release")),
+    "quantile": ("quantile", _replace("dpstats.descriptive._quantiles", "_score_sensitivity", 0.5)),
+    "PCA/AG": ("pca_ag", _replace("dpstats.decomposition._pca", "norm_bound_squared", 0.5)),
+    "PPM": ("pca_ppm", _replace("dpstats.decomposition._pca", "norm_bound_squared", 0.5)),
+    "PPCA": ("pca_ppca", _replace("dpstats.decomposition._bingham", "norm_bound_squared", 0.5)),
+    "Amin": ("covariance amin", _replace("dpstats.decomposition._bingham", "norm_bound_squared", 0.5)),
     "Dong": ("covariance dong", _halve_dong),
     "Dong separate": ("pca_dong separate", _halve_dong),
-    "norm bound": ("pca private norm bound", _replace("dpstats.quantiles", "_score_sensitivity", 0.5)),
+    "norm bound": ("pca private norm bound", _replace("dpstats.descriptive._quantiles", "_score_sensitivity", 0.5)),
     "group-by": ("mean by", _halve_groups),
     "group-by units": ("count by units, 2 groups", _halve_groups),
     "group-by selected": ("mean by selected units", _halve_groups),
-    "CCA": ("cca", _replace("dpstats.cca", "norm_bound_squared", 0.5)),
-    "ERM output": ("svm output", _replace("dpstats.erm", "norm_bound", 0.5)),  # R² = 0.25
-    "ERM objective": ("svm objective", _replace("dpstats.erm", "norm_bound", 0.5)),  # R² = 0.25
-    "low_rank": ("low_rank", _halve_noise("dpstats.lowrank")),
+    "CCA": ("cca", _replace("dpstats.decomposition._cca", "norm_bound_squared", 0.5)),
+    "ERM output": ("svm output", _replace("dpstats.linear_model._erm", "norm_bound", 0.5)),  # R² = 0.25
+    "ERM objective": ("svm objective", _replace("dpstats.linear_model._erm", "norm_bound", 0.5)),  # R² = 0.25
+    "low_rank": ("low_rank", _halve_noise("dpstats.decomposition._lowrank")),
 }
 
 

@@ -22,6 +22,9 @@ from pathlib import Path
 
 API_MODULES = {
     "dpstats": "The top level: ``import dpstats as dps``. Mechanisms, the accountant, errors and warnings.",
+    "dpstats.descriptive": "Descriptive statistics: mean, variance, sum, count, histogram, quantiles, bounds.",
+    "dpstats.decomposition": "Second moments and their decompositions: PCA, covariance, CCA, low rank.",
+    "dpstats.linear_model": "Linear models: SVM and logistic regression.",
     "dpstats.estimators": "scikit-learn estimators (``fit``/``transform``/``predict``, pipelines, ``clone``).",
     "dpstats.accounting": "The privacy accountant and its ledger.",
     "dpstats.noise": "Noise calibration and samplers.",
@@ -33,7 +36,6 @@ API_MODULES = {
     "dpstats.noise.random": "The cryptographically secure default random source.",
     "dpstats.accounting.gaussian": "The Gaussian mechanism's exact privacy curve.",
     "dpstats.preprocessing": "Preprocessing that keeps the guarantee (row clipping, a private norm bound).",
-    "dpstats.covariance_trace": "Dong, Liang & Yi (2022): covariance and PCA whose error follows the trace.",
     "dpstats.metrics": "Utility measures used by the notebooks.",
     "dpstats.audit": "Empirical privacy audits (lower confidence bounds on ε).",
     "dpstats.exceptions": "Every error and warning class.",

@@ -1,6 +1,6 @@
 """Group-by on NumPy rows: keys as codes, contribution bounding per key, and the exact per-key statistics.
 
-A grouped release (:mod:`dpstats.groups`) needs, for every key, exact integer statistics of the rows that survive
+A grouped release (``descriptive._grouped``) needs, for every key, exact integer statistics of the rows that survive
 contribution bounding: the number of distinct privacy units holding the key, the rows kept, the weights of the
 weighted partition selection (:mod:`dpstats.noise.selection`), the fixed-point sums (and sums of squares) of the
 values, or the cells of the values on a quantile's public grid. :func:`key_table` computes them for one block of

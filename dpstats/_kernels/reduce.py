@@ -25,7 +25,7 @@ does not depend on the chunks either:
   result is bitwise the same for any cut into chunks (given the same per-block
   arithmetic), and every block result goes through at most
   2⌈log₂ n_b⌉ + 1 additions, fewer than the n_b + 2 that the error bounds of
-  :mod:`dpstats._kernels.gram` and :mod:`dpstats.erm` allow for.
+  :mod:`dpstats._kernels.gram` and :mod:`dpstats.linear_model._erm` allow for.
 
 Nothing here reads a chunk size into a calibration: the block size r and the
 error bounds depend on public quantities (n, d) only.

@@ -372,7 +372,7 @@ class Accountant:
         releases of the block's relation: a release with a privacy unit on a row block (or without one on a unit
         block) raises a :class:`~dpstats.exceptions.ParameterError` before anything is released, as does a spend
         by hand that does not state its ``relation``. For a group-by, pass ``by=`` to the statistic
-        (:mod:`dpstats.groups`): one release over the keys, whose sensitivity counts both keys a replaced unit moves.
+        (``descriptive._grouped``): one release over the keys, whose sensitivity counts both keys a replaced unit moves.
 
         Examples
         --------

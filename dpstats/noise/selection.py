@@ -4,7 +4,7 @@ Reading the keys from the data is not private: a key that only one person has re
 therefore released only when a noisy count of the *units* that hold them (people, not rows) reaches a threshold
 calibrated to δ (Desfontaines, Voss, Gipson & Mandayam, "Differentially private partition selection", PoPETs
 2022; Gopi, Gulhane, Kulkarni, Shen, Shokouhi & Yekhanin, "Differentially private set union", ICML 2021). This
-module calibrates the noise and the threshold; :mod:`dpstats.groups` counts, charges and releases.
+module calibrates the noise and the threshold; :mod:`dpstats.descriptive._grouped` counts, charges and releases.
 
 The mechanism
 -------------
@@ -70,7 +70,7 @@ Which policy keeps most keys (``benchmarks/bench_groups.py``: 10^5 people with 1
 of a Zipf(1.1) law over 10^5 pages, δ = 10^-6, ε in {0.5, 1, 2}; expected keys released): for k = 1 Laplace
 thresholding keeps 5-15 % more keys than Gaussian thresholding; for k >= 2 the weighted Gaussian keeps 1.07-1.7
 times as many as Gaussian thresholding and 1.3-4.7 times as many as Laplace thresholding (its weights are 1/√d
-rather than 1/√k, so people with few keys count fully). These are the defaults of :mod:`dpstats.groups` (with
+rather than 1/√k, so people with few keys count fully). These are the defaults of ``descriptive._grouped`` (with
 Gaussian thresholding for k >= 2 when its noisy counts are the release). Desfontaines et al.'s optimal policy for
 k = 1 (a truncated geometric threshold) needs, under replace-one-unit, the basic composition of the two keys a
 replaced unit moves (ε/2, δ/2 each); it then keeps 7 % more keys than Laplace thresholding at ε = 0.5, 2 % more

@@ -23,7 +23,7 @@ Noise. :func:`pca_ag` rounds XᵀX block by block to a public grid and adds
 exact discrete Gaussian noise (:mod:`dpstats.noise.release`); the power method
 adds exact discrete noise to each A·Y with the floating-point error of A·Y
 bounded and charged. The exponential mechanism (:func:`pca_ppca`) draws its
-vectors with an exact vector-Bingham sampler (:mod:`dpstats._bingham_exact`:
+vectors with an exact vector-Bingham sampler (:mod:`dpstats.decomposition._bingham_exact`:
 exact normal proposals, a certified envelope, acceptance decided on exact
 intervals) and rounds each exact draw to a public grid of 2^-32.
 
@@ -63,13 +63,13 @@ import warnings
 
 import numpy as np
 
-from ._engine import as_array, bound_checked, check_row_norms, float_gram, grid_gram, take_units
-from ._engine.tables import named_rows
-from ._kernels.gram import float_gram_error, norm_bound_squared, symmetric_from_upper
-from ._kernels.rows import row_norm_violations
-from ._rounding import ORTHONORMAL_MARGIN, gamma
-from ._trace import draw, observe
-from ._validation import (
+from .._engine import as_array, bound_checked, check_row_norms, float_gram, grid_gram, take_units
+from .._engine.tables import named_rows
+from .._kernels.gram import float_gram_error, norm_bound_squared, symmetric_from_upper
+from .._kernels.rows import row_norm_violations
+from .._rounding import ORTHONORMAL_MARGIN, gamma
+from .._trace import draw, observe
+from .._validation import (
     check_array,
     check_choice,
     check_columns,
@@ -79,14 +79,14 @@ from ._validation import (
     check_flag,
     check_int,
 )
-from .accounting import DEFAULT_DELTA, Accountant, charge, check_accountant, split_epsilon
-from .accounting.events import Exponential
-from .bingham import OUTPUT_BITS, bingham_scale, check_certifiable, on_output_grid, score_sensitivity
-from .covariance import amin_eigen
-from .exceptions import DataValidationError, NotPrivateWarning, ParameterError
-from .noise.random import check_rng, describe_source
-from .noise.release import GRID_BITS, NOISE, Statistic, grid_for, make_noise
-from .preprocessing import RADIUS_SHARE, to_unit_rows
+from ..accounting import DEFAULT_DELTA, Accountant, charge, check_accountant, split_epsilon
+from ..accounting.events import Exponential
+from ..exceptions import DataValidationError, NotPrivateWarning, ParameterError
+from ..noise.random import check_rng, describe_source
+from ..noise.release import GRID_BITS, NOISE, Statistic, grid_for, make_noise
+from ..preprocessing import RADIUS_SHARE, to_unit_rows
+from ._bingham import OUTPUT_BITS, bingham_scale, check_certifiable, on_output_grid, score_sensitivity
+from ._covariance import amin_eigen
 
 __all__ = ["pca", "pca_ag", "pca_ppca", "pca_ppm", "pca_sn", "second_moment", "top_components"]
 
@@ -633,14 +633,14 @@ def pca_ppca(
     row-norm bound of the module docstring; m·R² with a privacy unit, at most
     m rows kept per unit); the score is computed on the
     floating-point XᵀX, whose entries are within a public e_A of the exact
-    ones, which adds 2·d·e_A per column (:func:`dpstats.bingham.score_sensitivity`).
+    ones, which adds 2·d·e_A per column (:func:`dpstats.decomposition._bingham.score_sensitivity`).
 
     ``sampler="sequential"`` (default, proven ε-DP in exact arithmetic; see
     "Floating point" below): k draws, each an
     exponential mechanism at ε/k. Draw j samples a unit vector v_j of the
     orthogonal complement of the public v_1 … v_{j−1} (basis N_j) with density
     ∝ ``exp((ε/(2kR²)) vᵀ N_jᵀ A N_j v)`` — a vector Bingham distribution, drawn
-    exactly by rejection (:func:`dpstats.bingham.sample_bingham`); its score
+    exactly by rejection (:func:`dpstats.decomposition._bingham.sample_bingham`); its score
     vᵀ N_jᵀ A N_j v has sensitivity R² as well. By composition the k draws are
     ε-DP (and, each being ε/k-bounded-range, ε²/(8k)-zCDP, which the accountant
     uses under "zcdp" and "pld"). k = 1 is the exact mechanism itself. The
@@ -648,7 +648,7 @@ def pca_ppca(
     and the ICASSP notebook measure the captured energy against Gibbs).
 
     ``sampler="gibbs"``: the paper's sampler, Hoff's (2009) column-wise Gibbs
-    chain for the matrix Bingham at ε (:func:`dpstats.bingham.sample_matrix_bingham`,
+    chain for the matrix Bingham at ε (:func:`dpstats.decomposition._bingham.sample_matrix_bingham`,
     ``n_sweeps`` sweeps, started from a uniform V). **Its guarantee holds only
     for exact samples of the matrix Bingham; a finite chain is not covered.**
     (Each column update is an exponential-mechanism draw at ε, exact for the
@@ -658,7 +658,7 @@ def pca_ppca(
     :class:`~dpstats.Accountant` refuses it unless created with
     ``allow_unproven=True``.
 
-    Exactness. Each vector draw is exact (:mod:`dpstats._bingham_exact`): its
+    Exactness. Each vector draw is exact (:mod:`dpstats.decomposition._bingham_exact`): its
     proposals are exact normals, its envelope is certified with rigorous
     floating-point error bounds, and every acceptance is decided on exact
     intervals (refined with rational arithmetic when floating point cannot
@@ -681,7 +681,7 @@ def pca_ppca(
     sampler : {"sequential", "gibbs"}, default "sequential"
     n_sweeps : int, optional
         Gibbs sweeps (``sampler="gibbs"`` only). Default
-        :data:`dpstats.bingham.DEFAULT_SWEEPS`.
+        :data:`dpstats.decomposition._bingham.DEFAULT_SWEEPS`.
     clip : bool, default False
         Rescale rows of norm > 1 to norm 1 instead of raising.
     privacy_unit : array_like, Series or str, optional
@@ -721,7 +721,7 @@ def pca_ppca(
     >>> V.shape
     (5, 2)
     """
-    from .bingham import DEFAULT_SWEEPS, sample_matrix_bingham, sample_sequential_bingham
+    from ._bingham import DEFAULT_SWEEPS, sample_matrix_bingham, sample_sequential_bingham
 
     epsilon, rng = check_epsilon(epsilon), check_rng(rng)
     check_choice(sampler, "sampler", SAMPLERS)
@@ -815,7 +815,7 @@ def pca(
         private: warns, and an accountant refuses it); :func:`pca_ppm`;
         :func:`pca_ppca`; the k vectors of :func:`amin_eigen` with ``rank=k``
         (Amin et al. 2019, Algorithm 1 stopped after k vectors), in the order
-        drawn; :func:`dpstats.covariance_trace.pca_dong` (Dong, Liang & Yi 2022).
+        drawn; :func:`dpstats.decomposition.pca_dong` (Dong, Liang & Yi 2022).
     epsilon : float
         ε > 0 (of the whole release, the private norm bound included).
     delta : float, default 1e-6
@@ -889,7 +889,7 @@ def pca(
     if mechanism == "ppm":
         return pca_ppm(X, k, epsilon, delta, rng=rng, accountant=accountant, **options)
     if mechanism == "dong":
-        from .covariance_trace import pca_dong
+        from ._dong import pca_dong
 
         return pca_dong(X, k, epsilon, delta, rng=rng, accountant=accountant, **options)
     if mechanism == "sn":

@@ -39,8 +39,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._rounding import UNIT_ROUNDOFF, enclose, float_up, gamma
-from .noise.normal import FAST_BITS, LazyReals, lazy_normals, uniform_bits
+from .._rounding import UNIT_ROUNDOFF, enclose, float_up, gamma
+from ..noise.normal import FAST_BITS, LazyReals, lazy_normals, uniform_bits
 
 __all__ = ["OUTPUT_BITS", "Diagonal", "Subspace", "acg_b", "draw"]
 

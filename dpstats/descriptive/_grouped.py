@@ -48,7 +48,7 @@ variance    Q = Σ(x − x̄)², S, C           Q: m·w²/4                     
 m·M; two such sums differ by at most b; S and Q likewise with values in [−w/2, w/2] and [0, w²/4].) So the count
 has L1 = 2km and L2 = √(2k)·m (the histogram's 2m and √2·m for k = 1), the shifted sum L1 = k·m·w and L2 = √k·m·w.
 Columns add (L1) or add in squares (L2). The quantile of each key is Smith's exponential mechanism
-(:mod:`dpstats.quantiles`): u's rows in a key move its utility c(j) − q·n_k by at most max(c, c′) <= m, and the
+(``descriptive._quantiles``): u's rows in a key move its utility c(j) − q·n_k by at most max(c, c′) <= m, and the
 rounding of the target q·n_k by 2^-10, so the utilities of all keys move by at most 2k(m + 2^-10) in total
 (2m(1 + 2^-10) with ``max_groups=None``, where a key's change is at most c + c′ and Σ(c + c′) <= 2m); every key's
 mechanism is run with ε over that total, so their losses add up to at most ε.
@@ -105,18 +105,18 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._engine import Units, as_array, bounded_sums, key_table, relation_of, take_units
-from ._engine.kinds import is_frame, is_lazy, library
-from ._engine.tables import TableSource, check_categories, check_weights, from_table
-from ._engine.units import by_index, identifiers
-from ._kernels.fixed_point import BoundedSums, FixedPoint
-from ._kernels.groups import GroupSpec, KeyTable
-from ._releases import Planned, charge_plans, plan, split_budget
-from ._rounding import l1_up, l2_up
-from ._validation import check_bounds, check_choice, check_int
-from .exceptions import DataValidationError, OutOfBoundsError, ParameterError
-from .noise.release import NOISE, Statistic
-from .noise.selection import MAX_GROUPS, POLICIES, Selection, calibrate_selection
+from .._engine import Units, as_array, bounded_sums, key_table, relation_of, take_units
+from .._engine.kinds import is_frame, is_lazy, library
+from .._engine.tables import TableSource, check_categories, check_weights, from_table
+from .._engine.units import by_index, identifiers
+from .._kernels.fixed_point import BoundedSums, FixedPoint
+from .._kernels.groups import GroupSpec, KeyTable
+from .._release import Planned, charge_plans, plan, split_budget
+from .._rounding import l1_up, l2_up
+from .._validation import check_bounds, check_choice, check_int
+from ..exceptions import DataValidationError, OutOfBoundsError, ParameterError
+from ..noise.release import NOISE, Statistic
+from ..noise.selection import MAX_GROUPS, POLICIES, Selection, calibrate_selection
 
 __all__ = ["SHARES", "Grouping", "grouped", "quantile_sensitivity"]
 
@@ -129,7 +129,7 @@ SHARES = {
     "variance": {"squares": 1, "shifted": 1, "count": 1},
     "quantile": {"quantile": 1},
 }
-#: The fraction of the target rank's rounding in a quantile's utility (:mod:`dpstats.quantiles`).
+#: The fraction of the target rank's rounding in a quantile's utility (:mod:`dpstats.descriptive._quantiles`).
 _TARGET_ROUNDING = Fraction(1, 1 << 10)
 
 

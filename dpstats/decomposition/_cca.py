@@ -19,15 +19,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._engine import as_array, bound_checked, check_row_norms, float_gram, grid_gram, take_units
-from ._kernels.gram import norm_bound_squared, symmetric_from_upper
-from ._kernels.rows import row_norm_violations
-from ._validation import check_choice, check_delta, check_epsilon, check_flag, check_int, check_positive
-from .accounting import Accountant, charge, check_accountant
-from .exceptions import DataValidationError, ParameterError
-from .noise.random import check_rng, describe_source
-from .noise.release import GRID_BITS, NOISE, Statistic, grid_for, make_noise
-from .preprocessing import RADIUS_SHARE, to_unit_rows
+from .._engine import as_array, bound_checked, check_row_norms, float_gram, grid_gram, take_units
+from .._kernels.gram import norm_bound_squared, symmetric_from_upper
+from .._kernels.rows import row_norm_violations
+from .._validation import check_choice, check_delta, check_epsilon, check_flag, check_int, check_positive
+from ..accounting import Accountant, charge, check_accountant
+from ..exceptions import DataValidationError, ParameterError
+from ..noise.random import check_rng, describe_source
+from ..noise.release import GRID_BITS, NOISE, Statistic, grid_for, make_noise
+from ..preprocessing import RADIUS_SHARE, to_unit_rows
 
 __all__ = ["CCAResult", "canonical_correlations", "cca"]
 

@@ -7,7 +7,7 @@
   every decision is taken on exact intervals: exact normal proposals, a
   certified envelope and an acceptance test decided from rigorous bounds,
   refined with exact rational arithmetic when floating point cannot decide
-  (:mod:`dpstats._bingham_exact`). The draws are those of the exact
+  (:mod:`dpstats.decomposition._bingham_exact`). The draws are those of the exact
   distribution, rounded to a public grid of 2^-OUTPUT_BITS.
 * :func:`sample_sequential_bingham` draws k orthonormal vectors one after the
   other, each **exactly** from a vector Bingham distribution on the sphere of
@@ -33,13 +33,13 @@ from fractions import Fraction
 
 import numpy as np
 
+from .._kernels.blocks import single_threaded_blas
+from .._kernels.gram import float_gram_error, norm_bound_squared
+from .._rounding import UNIT_ROUNDOFF, float_down, gamma
+from .._validation import check_array, check_finite, check_int
+from ..exceptions import DataValidationError, ParameterError
+from ..noise.random import check_rng
 from ._bingham_exact import OUTPUT_BITS, Diagonal, Subspace, draw
-from ._kernels.blocks import single_threaded_blas
-from ._kernels.gram import float_gram_error, norm_bound_squared
-from ._rounding import UNIT_ROUNDOFF, float_down, gamma
-from ._validation import check_array, check_finite, check_int
-from .exceptions import DataValidationError, ParameterError
-from .noise.random import check_rng
 
 __all__ = [
     "DEFAULT_SWEEPS",
@@ -76,7 +76,7 @@ def score_sensitivity(rows_bound: int, d: int, m: int = 1) -> float:
 
 def check_certifiable(scale: float, rows_bound: int, d: int, m: int = 1) -> None:
     """Refuse, before anything is charged, a parameter scale·Ã so concentrated that the exact sampler's envelope
-    might not be certifiable in double precision (:mod:`dpstats._bingham_exact` raises when τ >= 1/2).
+    might not be certifiable in double precision (:mod:`dpstats.decomposition._bingham_exact` raises when τ >= 1/2).
 
     The envelope's certified τ (``Subspace._certify``) has error terms of at most about
     scale·‖Ã‖_F·(4γ_d + 4√d·γ_d + 48u) for the first draw (c₂ = 2β/b, ‖P‖_F² <= b, ‖N‖_F = √d, and the rounding of
@@ -269,7 +269,7 @@ def sample_sequential_bingham(A, k: int, *, scales=None, rng=None) -> np.ndarray
     certified bound of ‖N_jᵀN_j − I‖₂ (:func:`_basis_excess`): the draw uses β_j = s_j/(1 + θ_j), rounded down,
     so that its score moves between neighbours by no more than s_j times the bound on unit vectors
     (:func:`score_sensitivity`), and each draw is the exponential mechanism its scale s_j pays for. The draws are
-    exact for these numbers (:mod:`dpstats._bingham_exact`); z_j is rounded to the 2^-OUTPUT_BITS grid, and the
+    exact for these numbers (``decomposition._bingham_exact``); z_j is rounded to the 2^-OUTPUT_BITS grid, and the
     next basis is computed from it, so everything after a draw is a function of the draws. The basis and
     N_jᵀ A N_j (only used to shape the proposals) are carried from one draw to the next by Householder updates
     (:func:`_drop_direction`); each draw costs one symmetric eigendecomposition of size d − j + 1 and a few

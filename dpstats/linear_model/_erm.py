@@ -172,19 +172,19 @@ from fractions import Fraction
 import numpy as np
 from scipy.special import gammaincc
 
-from ._engine import as_array, bound_checked, check_row_norms, engine_of, reduce_rows, take_units, validate_rows
-from ._kernels.blocks import block_rows
-from ._kernels.gram import norm_bound
-from ._kernels.reduce import DyadicSum
-from ._kernels.rows import RowNormViolations, row_norm_violations
-from ._rounding import UNIT_ROUNDOFF, enclose, float_down, float_up, gamma
-from ._trace import draw, observe
-from ._validation import check_choice, check_columns, check_epsilon, check_flag, check_int, check_positive
-from .accounting import Accountant, PureDP, charge, check_accountant
-from .exceptions import DataValidationError, ParameterError
-from .noise.continuous import sample_gamma_norm_vector
-from .noise.random import check_rng, describe_source
-from .noise.release import Statistic, grid_integers, integers_times_grid, make_noise, output_grid
+from .._engine import as_array, bound_checked, check_row_norms, engine_of, reduce_rows, take_units, validate_rows
+from .._kernels.blocks import block_rows
+from .._kernels.gram import norm_bound
+from .._kernels.reduce import DyadicSum
+from .._kernels.rows import RowNormViolations, row_norm_violations
+from .._rounding import UNIT_ROUNDOFF, enclose, float_down, float_up, gamma
+from .._trace import draw, observe
+from .._validation import check_choice, check_columns, check_epsilon, check_flag, check_int, check_positive
+from ..accounting import Accountant, PureDP, charge, check_accountant
+from ..exceptions import DataValidationError, ParameterError
+from ..noise.continuous import sample_gamma_norm_vector
+from ..noise.random import check_rng, describe_source
+from ..noise.release import Statistic, grid_integers, integers_times_grid, make_noise, output_grid
 
 __all__ = ["Accelerated", "Descent", "logistic_regression", "objective_perturbation_parameters", "svm"]
 
@@ -280,7 +280,7 @@ def objective_perturbation_parameters(
 
     Examples
     --------
-    >>> from dpstats.erm import objective_perturbation_parameters
+    >>> from dpstats.linear_model import objective_perturbation_parameters
     >>> eps_p, Delta = objective_perturbation_parameters(1000, 0.01, 1.0, 0.25)
     >>> Delta
     0.0
@@ -890,9 +890,9 @@ def svm(
     max_iter : int, default 5000
         Objective perturbation: the most accelerated gradient steps it may
         take (it takes the fewest that reach ``tol``, a public number;
-        :class:`dpstats.erm.Accelerated`). Output perturbation: the most
+        :class:`dpstats.linear_model.Accelerated`). Output perturbation: the most
         gradient steps it takes (fewer when the public bound on its distance
-        to the minimiser is already small; :class:`dpstats.erm.Descent`).
+        to the minimiser is already small; :class:`dpstats.linear_model.Descent`).
     noise : {"exact", "gamma", "float"}, default "exact"
         ``"exact"``: exact discrete noise on a public grid (output
         perturbation: discrete Laplace; objective perturbation: its release on

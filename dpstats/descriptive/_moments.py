@@ -79,16 +79,16 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._engine import Bounded, as_array, bound_rows, bounded_sums, engine_of, relation_of, take_units
-from ._engine.tables import TableSource, from_table
-from ._kernels.fixed_point import BoundedSums
-from ._releases import plan, release, split_budget
-from ._validation import check_bounds, check_delta, check_epsilon, check_flag
-from .accounting import Accountant, check_accountant
-from .exceptions import DataValidationError, ParameterError
-from .groups import grouped
-from .noise.random import check_rng
-from .noise.release import Statistic
+from .._engine import Bounded, as_array, bound_rows, bounded_sums, engine_of, relation_of, take_units
+from .._engine.tables import TableSource, from_table
+from .._kernels.fixed_point import BoundedSums
+from .._release import plan, release, split_budget
+from .._validation import check_bounds, check_delta, check_epsilon, check_flag
+from ..accounting import Accountant, check_accountant
+from ..exceptions import DataValidationError, ParameterError
+from ..noise.random import check_rng
+from ..noise.release import Statistic
+from ._grouped import grouped
 
 __all__ = ["count", "mean", "sum", "variance"]
 
@@ -233,7 +233,7 @@ def mean(
         Group the records: one key per record (an array or Series aligned
         with the rows), or the name of a column of the DataFrame ``x`` (then
         only the key, never a released value). The release is then one value
-        per key, as one ledger entry (:mod:`dpstats.groups`; the user guide's
+        per key, as one ledger entry (:mod:`dpstats.descriptive._grouped`; the user guide's
         "Group-by" page gives every sensitivity): a pandas Series indexed by
         key (a DataFrame for several columns of ``x``; a polars DataFrame for
         polars input). A missing key (None, NaN) raises.
@@ -275,7 +275,7 @@ def mean(
 
     With ``by``, the mean of each key is x̄ + S̃/max(C̃, 1) from the noisy
     shifted sum S (L2 sensitivity √k·m·w over the keys, L1 k·m·w) and the
-    noisy row count C of every key (:mod:`dpstats.groups`), ε and δ split
+    noisy row count C of every key (:mod:`dpstats.descriptive._grouped`), ε and δ split
     2 : 1 (and one more share for the selection of unknown keys).
 
     Returns
@@ -481,7 +481,7 @@ def variance(
 
     With ``by``, the variance of each key is Q̃/C' − (S̃/C')², C' = max(C̃, 1),
     from the noisy Q (L2 sensitivity √(2k)·m·w²/4 over the keys), S and C of
-    every key (:mod:`dpstats.groups`).
+    every key (:mod:`dpstats.descriptive._grouped`).
 
     Parameters
     ----------
@@ -625,7 +625,7 @@ def sum(  # noqa: A001 (dps.sum, as numpy.sum)
     With ``by``, one sum per key: a unit's sum in a key lies in
     [min(0, m·lo), max(0, m·hi)], so the L1 sensitivity over the keys is
     2k·m·max(|lo|, |hi|) and the L2 one √k·max(b, √2·m·max(|lo|, |hi|)) with
-    b = max(hi, m·hi) − min(lo, m·lo) (:mod:`dpstats.groups`).
+    b = max(hi, m·hi) − min(lo, m·lo) (:mod:`dpstats.descriptive._grouped`).
 
     Parameters
     ----------
@@ -720,7 +720,7 @@ def count(
     counts keys: the row counts have L1 sensitivity 2k·m and L2 √(2k)·m over
     the keys (2 and √2 without a unit); with unknown keys and one row per unit
     and key the selection's noisy counts are the release (no further noise,
-    :mod:`dpstats.groups`).
+    :mod:`dpstats.descriptive._grouped`).
 
     Parameters
     ----------
@@ -809,7 +809,7 @@ def _by_key(
     accountant,
     noise,
 ):
-    """A grouped release (:mod:`dpstats.groups`): the records are the rows of ``x`` (``axis`` None or 0)."""
+    """A grouped release (``descriptive._grouped``): the records are the rows of ``x`` (``axis`` None or 0)."""
     if axis not in (None, 0) or isinstance(axis, bool):
         raise ParameterError(f"with by=, the records are the rows of x: axis must be None or 0; got {axis!r}")
     return grouped(

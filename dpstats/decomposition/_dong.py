@@ -25,7 +25,7 @@ one unit, at most m of them kept (N units public; row counts are never read — 
 N·m). Rows have ‖x‖² <= R² (the row-norm check's bound, :func:`dpstats._kernels.gram.norm_bound_squared`, below
 1 + 1e-9).
 
-Sensitivities (replace one row; with a unit multiply each by m, as in :mod:`dpstats.pca`):
+Sensitivities (replace one row; with a unit multiply each by m, as in :mod:`dpstats.decomposition._pca`):
 
 * **Eigenvector step**, the upper triangle of ``A`` (as :func:`dpstats.pca_ag`): Δ₂ = √2·R² (‖xxᵀ − x′x′ᵀ‖_F² =
   ‖x‖⁴ + ‖x′‖⁴ − 2(xᵀx′)² <= 2R⁴).
@@ -87,23 +87,23 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._engine import as_array, bound_checked, check_row_norms, float_gram, grid_gram, reduce_rows, take_units
-from ._engine.tables import named_rows
-from ._kernels.blocks import block_rows
-from ._kernels.gram import norm_bound_squared, symmetric_from_upper
-from ._kernels.reduce import ExactSum
-from ._kernels.rows import PROFILE_BITS, norm_profile, row_norm_violations
-from ._rounding import ORTHONORMAL_MARGIN, UNIT_ROUNDOFF, gamma
-from ._trace import draw, observe
-from ._validation import check_choice, check_columns, check_delta, check_epsilon, check_flag, check_int
-from .accounting import Accountant, charge, check_accountant
-from .accounting.events import PureDP, composed_gaussian
-from .accounting.zcdp import zcdp_epsilon
-from .exceptions import DataValidationError, ParameterError
-from .noise.exact import discrete_laplace
-from .noise.random import check_rng, describe_source
-from .noise.release import GRID_BITS, NOISE, Noise, Statistic, grid_for, make_noise
-from .preprocessing import RADIUS_SHARE, to_unit_rows
+from .._engine import as_array, bound_checked, check_row_norms, float_gram, grid_gram, reduce_rows, take_units
+from .._engine.tables import named_rows
+from .._kernels.blocks import block_rows
+from .._kernels.gram import norm_bound_squared, symmetric_from_upper
+from .._kernels.reduce import ExactSum
+from .._kernels.rows import PROFILE_BITS, norm_profile, row_norm_violations
+from .._rounding import ORTHONORMAL_MARGIN, UNIT_ROUNDOFF, gamma
+from .._trace import draw, observe
+from .._validation import check_choice, check_columns, check_delta, check_epsilon, check_flag, check_int
+from ..accounting import Accountant, charge, check_accountant
+from ..accounting.events import PureDP, composed_gaussian
+from ..accounting.zcdp import zcdp_epsilon
+from ..exceptions import DataValidationError, ParameterError
+from ..noise.exact import discrete_laplace
+from ..noise.random import check_rng, describe_source
+from ..noise.release import GRID_BITS, NOISE, Noise, Statistic, grid_for, make_noise
+from ..preprocessing import RADIUS_SHARE, to_unit_rows
 
 __all__ = ["ALGORITHMS", "EIGENVALUES", "covariance_dong", "pca_dong"]
 
@@ -230,7 +230,7 @@ def _gram_error(n: int, d: int, grid_slack: float, grid: Fraction, noise: str) -
     (within half its neighbour slack of A, in grid steps) converted to floats (a relative u), or the float Gram
     matrix (:func:`dpstats._kernels.gram.float_gram_error`)."""
     if noise != "exact":
-        from ._kernels.gram import float_gram_error
+        from .._kernels.gram import float_gram_error
 
         return float_gram_error(n, d)
     return math.nextafter(grid_slack * float(grid) + 2.0 * UNIT_ROUNDOFF * n * norm_bound_squared(d), math.inf)
@@ -405,7 +405,7 @@ def _release(X, epsilon, delta, algorithm, eigenvalues, clip, privacy_unit, max_
         X = check_row_norms(X, "X", clip=True)
     rows = bound_checked((X,), units, rng, check=None if clip else row_norm_violations)
     X, rows_bound, m = rows.arrays[0], rows.rows_bound, rows.max_rows
-    from ._kernels.gram import grid_gram_slack
+    from .._kernels.gram import grid_gram_slack
 
     grid = grid_for(math.sqrt(2.0) * m * norm_bound_squared(d) / math.sqrt(_upper_size(d)), GRID_BITS)
     calibrate = _exact_plan if noise == "exact" else _plan  # the float path warns at every call: never cached
@@ -469,7 +469,7 @@ def covariance_dong(
     (sparse vector technique over 1, 1/2, 1/4, …), then SeparateCov or Analyze Gauss on the clipped rows, whichever
     is predicted to err less. ``algorithm="separate"`` is the paper's trace-sensitive SeparateCov at the public
     bound: eigenvectors from Analyze Gauss with half the budget, eigenvalues with the other half. See the module
-    docstring (:mod:`dpstats.covariance_trace`) for the algorithms, the sensitivities and their derivations, the
+    docstring (:mod:`dpstats.decomposition._dong`) for the algorithms, the sensitivities and their derivations, the
     exact noise and the calibration.
 
     Neighbouring relation: replace one row (n public), or with ``privacy_unit``, replace all rows of one unit (at
@@ -532,7 +532,7 @@ def covariance_dong(
     Examples
     --------
     >>> import numpy as np
-    >>> from dpstats.covariance_trace import covariance_dong
+    >>> from dpstats.decomposition import covariance_dong
     >>> X = np.random.default_rng(0).normal(0, 0.05, (2000, 6))
     >>> A_hat = covariance_dong(X, 1.0, 1e-6, rng=0)
     >>> A_hat.shape, bool(np.allclose(A_hat, A_hat.T))
@@ -614,7 +614,7 @@ def pca_dong(
     Examples
     --------
     >>> import numpy as np
-    >>> from dpstats.covariance_trace import pca_dong
+    >>> from dpstats.decomposition import pca_dong
     >>> X = np.random.default_rng(0).normal(0, 0.05, (2000, 6))
     >>> pca_dong(X, 2, 1.0, 1e-6, rng=0).shape
     (6, 2)

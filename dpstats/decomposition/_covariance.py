@@ -12,7 +12,7 @@ Neighbours replace one row x by x′ (n public), so A changes by
 <= R² each (R² <= 1 + 1e-9, the row-norm bound of
 :func:`dpstats._kernels.gram.norm_bound_squared`). With ``privacy_unit`` and
 ``max_rows=m`` neighbours replace all rows of one unit, at most m kept: A changes
-by P − P′ with P, P′ PSD of trace <= m·R² (:mod:`dpstats.pca`, "Privacy units").
+by P − P′ with P, P′ PSD of trace <= m·R² (:mod:`dpstats.decomposition._pca`, "Privacy units").
 
 Methods (:data:`METHODS`, chosen by ``method=`` of :func:`covariance`):
 
@@ -31,7 +31,7 @@ How dpstats' Amin et al. differs from the paper, and why
   exp((ε_i/(2R²)) uᵀC_i u) is ε_i-DP (the normaliser moves by at most
   exp(ε_i/2), the score by at most exp(ε_i/2)). dpstats uses this exponent,
   twice the paper's for the same ε_i, with R² and the floating-point error of
-  the Gram matrix charged (:func:`dpstats.bingham.score_sensitivity`).
+  the Gram matrix charged (:func:`dpstats.decomposition._bingham.score_sensitivity`).
   OpenDP's implementation keeps ε_i/4 (its privacy map is for add/remove,
   where it is the standard exponent); diffprivlib's too.
 * **The eigenvalues.** As the paper: Lap(2R²/ε_0) on each eigenvalue, since the
@@ -58,7 +58,7 @@ How dpstats' Amin et al. differs from the paper, and why
   ``PCA`` spends half of ε on a private mean when ``centered=False``.
 
 Exactness. The vector-Bingham draws are exact
-(:func:`dpstats.bingham.sample_sequential_bingham`, :mod:`dpstats._bingham_exact`:
+(:func:`dpstats.decomposition._bingham.sample_sequential_bingham`, :mod:`dpstats.decomposition._bingham_exact`:
 rejection from Kent, Ganeiber & Mardia's (2018) envelope with exact normal
 proposals and every decision on exact intervals), as in :func:`dpstats.pca_ppca`;
 each exact draw is rounded to the public 2^-32 grid. The eigenvalues' noise is
@@ -72,17 +72,21 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ._engine import as_array, bound_checked, check_row_norms, float_gram, take_units
-from ._engine.tables import named_rows
-from ._kernels.gram import float_gram_error, norm_bound_squared
-from ._kernels.rows import row_norm_violations
-from ._rounding import UNIT_ROUNDOFF, gamma
-from ._trace import draw, observe
-from ._validation import check_choice, check_delta, check_epsilon, check_flag, check_int, check_positive
-from .accounting import Accountant, charge, check_accountant, split_epsilon
-from .accounting.events import Exponential, PureDP
-from .accounting.plan import split_weighted
-from .bingham import (
+from .._engine import as_array, bound_checked, check_row_norms, float_gram, take_units
+from .._engine.tables import named_rows
+from .._kernels.gram import float_gram_error, norm_bound_squared
+from .._kernels.rows import row_norm_violations
+from .._rounding import UNIT_ROUNDOFF, gamma
+from .._trace import draw, observe
+from .._validation import check_choice, check_delta, check_epsilon, check_flag, check_int, check_positive
+from ..accounting import Accountant, charge, check_accountant, split_epsilon
+from ..accounting.events import Exponential, PureDP
+from ..accounting.plan import split_weighted
+from ..exceptions import DataValidationError, ParameterError
+from ..noise.random import check_rng, describe_source
+from ..noise.release import Statistic, make_noise
+from ..preprocessing import RADIUS_SHARE, to_unit_rows
+from ._bingham import (
     OUTPUT_BITS,
     bingham_scale,
     check_certifiable,
@@ -90,11 +94,7 @@ from .bingham import (
     sample_sequential_bingham,
     score_sensitivity,
 )
-from .covariance_trace import covariance_dong
-from .exceptions import DataValidationError, ParameterError
-from .noise.random import check_rng, describe_source
-from .noise.release import Statistic, make_noise
-from .preprocessing import RADIUS_SHARE, to_unit_rows
+from ._dong import covariance_dong
 
 __all__ = ["METHODS", "SPLITS", "amin_eigen", "covariance"]
 
@@ -192,7 +192,7 @@ def amin_eigen(
        Laplace noise of scale 2R²/ε_0 (ε_0 = ``eigenvalue_share``·ε);
     2. for i = 1 … r: θ_i drawn on the unit sphere of the orthogonal complement
        of θ_1 … θ_{i−1} with density ∝ exp((ε_i/(2Δq)) θᵀAθ) (a vector
-       Bingham, :func:`dpstats.bingham.sample_sequential_bingham`), the ε_i
+       Bingham, :func:`dpstats.decomposition._bingham.sample_sequential_bingham`), the ε_i
        summing to ε − ε_0 (``split``); with r = d the last vector takes no budget.
 
     Sensitivity (replace one row, ‖x‖ <= 1): the eigenvalue vector moves by at
@@ -392,7 +392,7 @@ def covariance(
     Σ_i max(λ̂_i, 0) θ_i θ_iᵀ (clipping the noisy eigenvalues at zero is
     post-processing). Sensitivities: 2R² (ℓ1, eigenvalues) and R² (the vectors'
     score), 2mR² and mR² with a unit of at most m rows; calibration and the
-    differences from the paper in :mod:`dpstats.covariance`. Options:
+    differences from the paper in :mod:`dpstats.decomposition._covariance`. Options:
     ``rank`` (a rank-r estimate from r eigenpairs), ``split``,
     ``eigenvalue_share``, ``norm_bound`` and ``radius_share`` (as for
     ``"dong"``: rows divided by a public or private bound R, the estimate

@@ -4,7 +4,7 @@ keys selected privately.
 The edges come only from ``range`` and ``bins`` (never from the data's minimum and maximum, which the original
 dp-stats disclosed); the categories only from ``categories`` (never from the values seen). Without either, the keys
 are read from the data and each is released only when a noisy count of the units that hold it reaches a threshold
-calibrated to δ (private partition selection, :mod:`dpstats.groups` and :mod:`dpstats.noise.selection`).
+calibrated to δ (private partition selection, :mod:`dpstats.descriptive._grouped` and :mod:`dpstats.noise.selection`).
 
 Sensitivity. Replace one record: it leaves one bin and enters another, so the count vector changes by 1 in two
 places: L1 = 2, L2 = √2. Replace all records of one unit (``privacy_unit``, at most m records kept per unit): the
@@ -19,16 +19,16 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._engine import as_array, bin_counts, bound_rows, engine_of, relation_of, take_units
-from ._engine.kinds import is_frame, library
-from ._engine.tables import check_categories, from_table, labels
-from ._releases import plan, release
-from ._validation import check_bounds, check_delta, check_epsilon, check_flag, check_int
-from .accounting import Accountant, check_accountant
-from .exceptions import DataValidationError, OutOfBoundsError, ParameterError
-from .groups import grouped
-from .noise.random import check_rng
-from .noise.release import Statistic
+from .._engine import as_array, bin_counts, bound_rows, engine_of, relation_of, take_units
+from .._engine.kinds import is_frame, library
+from .._engine.tables import check_categories, from_table, labels
+from .._release import plan, release
+from .._validation import check_bounds, check_delta, check_epsilon, check_flag, check_int
+from ..accounting import Accountant, check_accountant
+from ..exceptions import DataValidationError, OutOfBoundsError, ParameterError
+from ..noise.random import check_rng
+from ..noise.release import Statistic
+from ._grouped import grouped
 
 __all__ = ["MAX_BINS", "histogram"]
 
@@ -232,7 +232,7 @@ def _lookup(index: dict, value) -> int:
 
 
 def _keyed(x, epsilon, delta, categories, max_groups, selection, privacy_unit, max_rows, rng, accountant, noise):
-    """Counts per key (:mod:`dpstats.groups`): keys selected privately (no categories; δ > 0), or the public
+    """Counts per key (``descriptive._grouped``): keys selected privately (no categories; δ > 0), or the public
     categories with ``max_groups`` (then returned as a categorical histogram is: counts and names)."""
     if categories is None and delta == 0:
         raise ParameterError(

@@ -39,9 +39,9 @@ from fractions import Fraction
 import numpy as np
 from scipy.special import erfcinv
 
-from ._engine import as_array, engine_of
-from ._rounding import ORTHONORMAL_MARGIN, gamma
-from ._validation import (
+from .._engine import as_array, engine_of
+from .._rounding import ORTHONORMAL_MARGIN, gamma
+from .._validation import (
     check_bounds,
     check_choice,
     check_columns,
@@ -53,11 +53,11 @@ from ._validation import (
     check_positive,
     raise_nonfinite,
 )
-from .accounting import Accountant, Gaussian, charge, check_accountant
-from .exceptions import OutOfBoundsError, ParameterError
-from .noise.calibration import gaussian_sigma
-from .noise.random import check_rng, describe_source
-from .noise.release import NOISE, Statistic, grid_for, make_noise
+from ..accounting import Accountant, Gaussian, charge, check_accountant
+from ..exceptions import OutOfBoundsError, ParameterError
+from ..noise.calibration import gaussian_sigma
+from ..noise.random import check_rng, describe_source
+from ..noise.release import NOISE, Statistic, grid_for, make_noise
 
 __all__ = ["low_rank", "range_finder_sensitivity"]
 

@@ -98,12 +98,12 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._engine import bound_rows, bounded_sums, relation_of, take_units
-from ._engine.kinds import is_frame
-from ._engine.tables import from_table
-from ._releases import charge_plans
-from ._trace import draw, observe
-from ._validation import (
+from .._engine import bound_rows, bounded_sums, relation_of, take_units
+from .._engine.kinds import is_frame
+from .._engine.tables import from_table
+from .._release import charge_plans
+from .._trace import draw, observe
+from .._validation import (
     check_array,
     check_bounds,
     check_choice,
@@ -114,12 +114,21 @@ from ._validation import (
     check_int,
     check_real_array,
 )
-from .accounting import Accountant, charge, check_accountant, split_epsilon
-from .accounting.events import Exponential
-from .exceptions import DataValidationError, OutOfBoundsError, ParameterError
-from .groups import calibrate, group_table, keyed, prepare, public_index, quantile_sensitivity, released_keys, selected
-from .noise.exponential import sample_runs
-from .noise.random import check_rng, describe_source
+from ..accounting import Accountant, charge, check_accountant, split_epsilon
+from ..accounting.events import Exponential
+from ..exceptions import DataValidationError, OutOfBoundsError, ParameterError
+from ..noise.exponential import sample_runs
+from ..noise.random import check_rng, describe_source
+from ._grouped import (
+    calibrate,
+    group_table,
+    keyed,
+    prepare,
+    public_index,
+    quantile_sensitivity,
+    released_keys,
+    selected,
+)
 
 __all__ = ["GRID_SIZE", "private_bounds", "quantile"]
 
@@ -372,7 +381,7 @@ def quantile(
         sampled exactly, for every key, each with ε over the total utility
         sensitivity of the keys a replaced unit moves (2k(m + 2^-10);
         2(1 + 2^-10) without a unit), so that their losses add up to at most ε
-        (:mod:`dpstats.groups`). One level ``q`` only.
+        (:mod:`dpstats.descriptive._grouped`). One level ``q`` only.
     delta : float, default 0.0
         With ``by`` and no ``categories``: the δ of the private selection of
         the keys (the quantiles themselves are pure ε-DP); ε is split equally
@@ -701,7 +710,7 @@ def _grouped(
     rng,
     accountant,
 ):
-    """One exact single quantile per key (:mod:`dpstats.groups`, "Sensitivities"): the keys public or selected
+    """One exact single quantile per key (``descriptive._grouped``, "Sensitivities"): the keys public or selected
     privately; each key's exponential mechanism runs with ε over the total utility sensitivity of the keys a
     replaced unit moves, so that their losses add up to at most ε; the whole is one ledger entry."""
     if not scalar:

@@ -1,0 +1,25 @@
+"""Linear models: support vector machines and logistic regression (empirical risk minimisation with output or
+objective perturbation).
+
+Every release here is declared in :mod:`dpstats.registry` (family ``"linear_model"``).
+"""
+
+from ._erm import (
+    AMP_SHARE,
+    DEFAULT_MAX_ITER,
+    Accelerated,
+    Descent,
+    logistic_regression,
+    objective_perturbation_parameters,
+    svm,
+)
+
+__all__ = [
+    "AMP_SHARE",
+    "DEFAULT_MAX_ITER",
+    "Accelerated",
+    "Descent",
+    "logistic_regression",
+    "objective_perturbation_parameters",
+    "svm",
+]
