@@ -6,7 +6,20 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["neighbours_at_bounds", "neighbours_of_a_unit", "neighbours_on_the_sphere", "neighbours_with_labels"]
+__all__ = [
+    "labels_changed",
+    "long_rows",
+    "matrix_rows",
+    "neighbours_at_bounds",
+    "neighbours_of_a_unit",
+    "neighbours_on_the_sphere",
+    "neighbours_with_labels",
+    "rows_moved_between_keys",
+    "rows_of_a_unit",
+    "selected_rows",
+    "trace_rows",
+    "units_moved_between_keys",
+]
 
 
 def neighbours_at_bounds(lower, upper, n: int = 4) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -67,3 +80,93 @@ def neighbours_of_a_unit(lower: float, upper: float, units: int = 4, max_rows: i
     one = (np.concatenate([[lower], others]), np.concatenate([[0], ids]))
     many = (np.concatenate([np.full(max_rows, upper), others]), np.concatenate([np.zeros(max_rows, int), ids]))
     return [(one, many), (many, one)]
+
+
+def rows_of_a_unit() -> list[tuple[tuple, tuple]]:
+    """Rows of norm <= 1 with privacy units ``(X, ids)``: unit 0 holds two rows e1, its neighbour two rows e2."""
+    X = np.vstack([np.eye(3)[[0, 0]], np.random.default_rng(4).uniform(-0.3, 0.3, (4, 3))])
+    ids = np.array([0, 0, 1, 2, 3, 4])
+    moved = X.copy()
+    moved[:2] = np.eye(3)[1]
+    return [((X, ids), (moved, ids))]
+
+
+def matrix_rows() -> list[tuple[tuple, tuple]]:
+    """Hardt & Roth's relation: one row of A moved by a unit vector; the row is the largest, so that it dominates
+    the range finder's basis (the projection's sensitivity, the largest row norm of the basis, is then attained)."""
+    A = np.zeros((3, 5))
+    A[0] = 3.0
+    A[1, 1], A[2, 2] = 0.5, 0.25
+    moved = A.copy()
+    moved[0, 0] += 1.0
+    return [((A,), (moved,))]
+
+
+def trace_rows() -> list[tuple[tuple, tuple]]:
+    """Rows on the sphere: e1 replaced by e2 (the Gram matrix's worst case) and by the zero row (the trace's and the
+    sparse vector queries' worst case: a row of norm 1 leaves every clipping-bias bound)."""
+    rows, moved = neighbours_on_the_sphere(6, 3)[0]
+    empty = rows.copy()
+    empty[0] = 0.0
+    return [((rows,), (moved,)), ((rows,), (empty,))]
+
+
+def long_rows() -> list[tuple[tuple, tuple]]:
+    """Rows of norms 5 and 10 (a norm bound is needed): the longest row replaced by an orthogonal one of the same
+    norm (the PCA step's worst case, after the private bound), and by a row of norm 1e-3 (the private quantile's:
+    the largest norm becomes the smallest)."""
+    rows, moved = neighbours_on_the_sphere(6, 3)[0]
+    tiny = 10 * rows
+    tiny[0] = 1e-3 * np.eye(3)[0]
+    return [((10 * rows,), (10 * moved,)), ((10 * rows,), (tiny,))]
+
+
+def labels_changed() -> list[tuple[tuple, tuple]]:
+    """Categorical values: one record's label changed (a, a, b) -> (c, a, b)."""
+    return [((np.array(["a", "a", "b"]),), (np.array(["c", "a", "b"]),))]
+
+
+def rows_moved_between_keys() -> list[tuple[tuple, tuple]]:
+    """Rows (value in [0, 1], key) over the public keys a, b, c (c empty): row 0, (1, a), moved to another group
+    with its value changed, into the empty group (a new group) with either value, and its value changed in place."""
+    x = np.array([1.0, 1.0, 0.0, 0.0, 1.0, 0.0])
+    keys = np.array(["a", "a", "a", "b", "b", "b"])
+    pairs = []
+    for value, key in ((0.0, "b"), (0.0, "c"), (1.0, "c"), (0.0, "a")):
+        x2, k2 = x.copy(), keys.copy()
+        x2[0], k2[0] = value, key
+        pairs.append(((x, keys), (x2, k2)))
+    return pairs
+
+
+def units_moved_between_keys(groups: int, m: int = 2) -> list[tuple[tuple, tuple]]:
+    """(values, keys, units): unit 0 holds m rows at 1 in each of ``groups`` keys (a; a and b), the other units
+    one row at 1/2 each. Neighbours replace all of unit 0's rows: moved to new keys (c; c and d: new groups) or to
+    other keys (b; b and a), with their values at 0 or kept."""
+    held = ["a", "b"][:groups]
+    tail = ["a", "b", "a", "b"]
+    x = np.concatenate([np.ones(m * groups), np.full(4, 0.5)])
+    keys = np.array([k for k in held for _ in range(m)] + tail)
+    ids = np.concatenate([np.zeros(m * groups, int), [1, 2, 3, 4]])
+    pairs = []
+    for new in (["c", "d"][:groups], ["b", "a"][:groups]):
+        moved = np.array([k for k in new for _ in range(m)] + tail)
+        zeros = x.copy()
+        zeros[: m * groups] = 0.0
+        pairs += [((x, keys, ids), (zeros, moved, ids)), ((x, keys, ids), (x, moved, ids))]
+    return pairs
+
+
+def selected_rows(units: bool = True) -> list[tuple[tuple, tuple]]:
+    """Keys selected privately (δ > 0): 20 rows (or units) in a, 20 in b; row 0 (value 1, key a) moved to b with
+    value 0, so that both keys stay present. (Moving it to a new key changes the set of keys present, which the
+    selection's threshold covers with δ, not a sensitivity; the group-by audits cover that part.)"""
+    keys = np.array(["a"] * 20 + ["b"] * 20)
+    x = np.full(40, 0.5)
+    x[0] = 1.0
+    moved, zeros = keys.copy(), x.copy()
+    moved[0], zeros[0] = "b", 0.0
+    if not units:
+        return [((x, keys), (zeros, moved))]
+    ids = np.arange(40)
+    return [((x, keys, ids), (zeros, moved, ids))]

@@ -1,4 +1,14 @@
-"""Calibrate, charge and add the noise of one call's releases: the step the descriptive statistics share.
+"""The one release path every mechanism takes after validating and bounding: calibrate, charge, add the noise.
+
+:func:`calibrate` is the one place noise is calibrated (a :class:`~dpstats.noise.release.Noise`: exact integer noise
+on a public grid, its privacy event, its statement in the release's units); :func:`charge` is the one place a
+release is charged — its privacy events, its neighbouring relation, its ledger note (the privacy unit's part, what
+was released, the random source) and each noise's statement with the release's 95 % error — before any noise is
+drawn; every charge is an event of :mod:`dpstats._trace`, which the sensitivity checker reads. The mechanisms of
+every family call these two (``tests/test_registry.py`` keeps it so: no family imports ``make_noise`` or the
+accountant's ``charge``); the descriptive statistics use the planning layer below.
+
+Planning (the descriptive statistics):
 
 A call may release several statistics at once (a unit-level mean releases a sum and a count). Each is *planned*
 (:func:`plan`: its noise calibrated from its per-coordinate sensitivities, exact Fractions), then all are charged
@@ -20,12 +30,13 @@ import numpy as np
 from ._engine.tables import check_weights
 from ._rounding import l1_up, l2_up
 from ._validation import check_epsilon, warn_caller
-from .accounting import charge, split_weighted
+from .accounting import charge as record
+from .accounting import split_weighted
 from .exceptions import MixedScalesWarning, ParameterError
 from .noise.random import describe_source
 from .noise.release import Noise, Statistic, make_noise
 
-__all__ = ["DOMINANCE", "Planned", "charge_plans", "plan", "release", "split_budget"]
+__all__ = ["DOMINANCE", "Planned", "calibrate", "charge", "charge_plans", "plan", "release", "split_budget"]
 
 #: A vector release warns when one coordinate's sensitivity is at least this many times another's.
 DOMINANCE = 10.0
@@ -88,7 +99,7 @@ def plan(
         weighted = check_weights(weights, shape, table)
         return _plan_weighted(statistic, per_coordinate, epsilon, delta, weighted, noise, units)
     _warn_if_dominated(np.array([float(v) for v in per_coordinate]), sensitivity, shape, table)
-    calibrated = make_noise(
+    calibrated = calibrate(
         epsilon=epsilon,
         delta=delta,
         sensitivity=sensitivity,
@@ -112,7 +123,7 @@ def _plan_weighted(
     values = np.asarray(statistic.values, dtype=object).reshape(-1)
     units = np.broadcast_to(np.asarray(statistic.unit, dtype=object), shape).reshape(-1)
     noises = tuple(
-        make_noise(epsilon=e, delta=d, sensitivity=l1_up([s]), changed=1, unit=u, noise=noise)
+        calibrate(epsilon=e, delta=d, sensitivity=l1_up([s]), changed=1, unit=u, noise=noise)
         for e, d, s, u in zip(epsilons, deltas, per_coordinate, units, strict=True)
     )
     parts = tuple(Statistic(v, u) for v, u in zip(values, units, strict=True))
@@ -144,14 +155,53 @@ def charge_plans(
     """Charge every planned statistic, and the extra ``events`` of the same release (a partition selection, an
     exponential mechanism) with their noise ``statements``, as one ledger entry (``relation`` as in
     :func:`release`)."""
-    notes = [p.note for p in plans if p.note] + [note, describe_source(rng)]
     charge(
-        accountant,
         mechanism,
         [*events, *(n.event for p in plans for n in p.noises)],
+        rng=rng,
+        accountant=accountant,
         relation=relation,
-        note="; ".join(n for n in notes if n),
+        note="; ".join(n for n in [*(p.note for p in plans), note] if n),
         noise=[*statements, *(statement for p in plans for statement in p.statements())],
+    )
+
+
+def calibrate(**kwargs) -> Noise:
+    """The noise of one statistic (:func:`dpstats.noise.release.make_noise`: the same keywords): every mechanism
+    calibrates here, so a deliberately mis-declared variant (``tests``: its sensitivity halved) is one patch."""
+    return make_noise(**kwargs)
+
+
+def charge(
+    mechanism: str,
+    events,
+    *,
+    rng,
+    accountant,
+    rows=None,
+    relation=None,
+    note: str = "",
+    noise=(),
+    proven: bool = True,
+) -> None:
+    """Charge one release before any of its noise is drawn: its privacy ``events`` (each noise's ``event``, and any
+    other random step's: an exponential mechanism, a sparse vector), on ``accountant`` (None: only traced).
+
+    ``rows``: the rows the release read (:class:`dpstats._engine.Bounded`): its neighbouring relation and the
+    ledger note's part on the privacy unit (public values: N and ``max_rows``) come from them; else ``relation``.
+    ``note``: what was released, in words (public values only); the random source is added. ``noise``: the
+    statements of its noises in the release's units (:meth:`~dpstats.noise.release.Noise.statement`)."""
+    if rows is not None:
+        relation = rows.relation
+        note = f"{rows.note()}{note}"
+    record(
+        accountant,
+        mechanism,
+        events,
+        relation=relation,
+        note="; ".join(n for n in (note, describe_source(rng)) if n),
+        proven=proven,
+        noise=noise,
     )
 
 

@@ -17,12 +17,11 @@ import math
 import numbers
 from dataclasses import dataclass
 
-import numpy as np
-
 from ._engine import as_array, check_row_norms, take_units
-from ._validation import check_bounds, check_columns, check_epsilon, check_finite, check_flag, check_positive
+from ._validation import check_columns, check_epsilon, check_flag, check_positive
 from .accounting import Accountant, check_accountant, split_weighted, with_pending
 from .accounting.events import Exponential
+from .descriptive._norm_bound import NORM_BOUNDS, RADIUS_QUANTILE, private_norm_bound
 from .exceptions import ParameterError
 from .noise.random import check_rng
 
@@ -36,13 +35,6 @@ __all__ = [
     "to_unit_rows",
 ]
 
-#: The public range in which :func:`private_norm_bound` looks for the row norms' quantile (about 1e-6 to 1e6).
-NORM_BOUNDS = (2.0**-20, 2.0**20)
-#: The quantile level of the row norms that :func:`private_norm_bound` releases by default. Measured (PCA, k = 10,
-#: 10 % of ε for the bound, ε in {0.3, 1}; MNIST, digits, spiked and skewed synthetic data): 0.5 and 0.75 capture
-#: the most energy, 0.9 fails on the 1797 digits at ε = 0.3 (the bound lands far above the norms when n·ε·(1 − q) is
-#: small), 0.99 and the maximum fail everywhere; 0.75 clips fewer rows than the median for the same utility.
-RADIUS_QUANTILE = 0.75
 #: The share of ε that ``norm_bound="private"`` spends on the bound (the mechanism gets the rest).
 RADIUS_SHARE = 0.1
 
@@ -72,100 +64,6 @@ def clip_rows(X, max_norm: float = 1.0):
     """
     max_norm = check_positive(max_norm, "max_norm")
     return check_row_norms(check_columns(as_array(X, "X", ndim=(2,))), "X", max_norm=max_norm, clip=True)
-
-
-def private_norm_bound(
-    X,
-    epsilon: float,
-    *,
-    q: float = RADIUS_QUANTILE,
-    bounds=NORM_BOUNDS,
-    privacy_unit=None,
-    max_rows: int | None = None,
-    rng=None,
-    accountant: Accountant | None = None,
-) -> float:
-    """A private bound on the rows' L2 norms: their ``q``-quantile, released by an ε-DP exponential mechanism.
-
-    Each row is mapped to log₂‖x_i‖ (a map of the row on its own; rows of norm outside ``bounds``, zero rows
-    included, are first clipped into them), and :func:`dpstats.quantile` releases the ``q``-quantile of these
-    values on a public grid of 2^16 cells spanning log₂ of ``bounds`` (Smith's exponential mechanism, sampled
-    exactly). The bound is 2 to that power. The map is monotone, so the ranks — the mechanism's only use of the
-    data — are those of the norms: replacing one row moves every rank by at most 1, the utility's sensitivity
-    (with ``privacy_unit``: replacing all rows of one unit, at most ``max_rows`` kept, moves them by at most
-    ``max_rows`` + 2^-10; see :func:`dpstats.quantile`). ε-DP, one exponential-mechanism event on the ledger.
-
-    A log grid keeps the relative resolution the same at every scale (0.08 % per cell for the default bounds),
-    so a wide range costs little. The mechanism needs enough rows: when n·ε·(1 − q) is small (below about 20) the
-    empty cells above the largest norm together outweigh the data's and the bound can land far above the norms.
-
-    Parameters
-    ----------
-    X : array_like, pandas or polars DataFrame or dask array, shape (n, d)
-        The data, one person per row (finite).
-    epsilon : float
-        ε > 0 of this release.
-    q : float, default 0.75
-        Quantile level in (0, 1]: the bound leaves about a fraction 1 − q of the rows above it (to be clipped).
-        Levels near 1 need many rows: the exponential mechanism's empty cells above the largest norm have utility
-        −(1 − q)·n each, and outweigh the data's when n·ε·(1 − q) is small (:data:`RADIUS_QUANTILE`).
-    bounds : tuple (lower, upper), default (2^-20, 2^20)
-        The public range of the bound, 0 < lower < upper, chosen without looking at the data.
-    privacy_unit : array_like, Series or str, optional
-        One identifier per row (or a column name of the DataFrame ``X``): neighbours differ in all rows of one
-        unit, at most ``max_rows`` of which are kept.
-    max_rows : int, optional
-        With ``privacy_unit``: the public number of rows kept per unit.
-    rng : None, int or numpy.random.Generator
-        Source of randomness; ``None`` is a cryptographically secure source.
-    accountant : Accountant, optional
-        Charged before anything is sampled.
-
-    Returns
-    -------
-    float
-        The bound R̃ > 0, a point of the public grid (pass it as ``norm_bound=R̃`` with ``clip=True``, or to
-        :func:`clip_rows`).
-
-    References
-    ----------
-    A. Smith, "Privacy-preserving statistical estimation with optimal convergence rates", STOC 2011.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from dpstats.preprocessing import private_norm_bound
-    >>> X = np.random.default_rng(0).normal(0, 30, (5000, 4))
-    >>> R = private_norm_bound(X, 0.5, rng=0)
-    >>> 50 < R < 130
-    True
-    """
-    epsilon, rng = check_epsilon(epsilon), check_rng(rng)
-    q = _fraction(q, "q", upper_inclusive=True)
-    lower, upper = check_bounds(bounds, "bounds")
-    if lower.ndim or upper.ndim or lower <= 0:
-        raise ParameterError(f"bounds must be a pair of scalars 0 < lower < upper; got {bounds!r}")
-    X, units = take_units(X, privacy_unit, max_rows, "X")
-    X = as_array(X, "X", ndim=(2,))
-    squares = np.asarray((X * X).sum(axis=1))
-    if not np.isfinite(squares).all():
-        check_finite(np.asarray(X), "X")
-    with np.errstate(divide="ignore"):
-        logs = np.clip(0.5 * np.log2(squares), -1e300, 1e300)  # zero rows, overflowing squares: clipped below
-    from .descriptive._quantiles import quantile
-
-    unit = {} if units is None else {"privacy_unit": units.ids, "max_rows": units.max_rows}
-    level = quantile(
-        logs,
-        q,
-        epsilon,
-        bounds=(math.log2(float(lower)), math.log2(float(upper))),
-        clip=True,
-        rng=rng,
-        accountant=accountant,
-        **unit,
-    )
-    return float(np.clip(2.0**level, float(lower), float(upper)))
 
 
 def _fraction(value, name: str, *, upper_inclusive: bool) -> float:

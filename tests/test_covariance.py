@@ -117,7 +117,9 @@ def test_covariance_dispatches_dong_to_its_mechanism():
     np.testing.assert_array_equal(via_registry, direct)
     assert [e.mechanism for e in acc.ledger] == ["covariance_dong"]
     with pytest.raises(dps.ParameterError, match="delta > 0"):
-        dps.covariance(X, 1.0, method="dong")
+        dps.covariance(X, 1.0, 0.0, method="dong")
+    with pytest.raises(dps.ParameterError, match=r"delta must be 0.*method='amin'"):
+        dps.covariance(X, 1.0, 1e-6)  # amin is pure: a delta it cannot use is an error, never ignored
 
 
 def test_amin_with_a_public_norm_bound_is_the_release_on_the_scaled_rows_times_its_square():
@@ -143,5 +145,5 @@ def test_amin_with_a_public_norm_bound_is_the_release_on_the_scaled_rows_times_i
 def test_an_option_of_another_method_or_of_none_is_refused_naming_it(method, option, message):
     acc = dps.Accountant(10.0, 1e-6)
     with pytest.raises(dps.ParameterError, match=message):
-        dps.covariance(X, 1.0, 1e-6, method=method, rng=0, accountant=acc, **option)
+        dps.covariance(X, 1.0, None, method=method, rng=0, accountant=acc, **option)  # None: the method's δ
     assert not acc.ledger

@@ -1,7 +1,7 @@
 """Every release is bitwise what it was when ``tests/golden/releases.json`` was written (see tests/golden/releases.py).
 
 A refactoring must not change a single release for the same seed; a change that alters releases on purpose
-regenerates the file (``python -m tests.golden.releases``) in the same commit and says why.
+regenerates the file (``python tests/golden/releases.py``) in the same commit and says why.
 
 The releases are computed in a subprocess on one pinned floating-point platform (see ``PINNED`` there), so that a
 machine with other vector instructions computes the same bits.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _registry import examples
 from scipy import stats
 
 import dpstats as dps
@@ -98,52 +99,23 @@ def _df():
     return pd.DataFrame({"user": IDS, "amount": VALUES})
 
 
-MECHANISMS = {
-    "mean": lambda u, m, r, a: dps.mean(VALUES, 1.0, bounds=(0, 10), privacy_unit=u, max_rows=m, rng=r, accountant=a),
-    "variance": lambda u, m, r, a: dps.variance(
-        VALUES, 1.0, bounds=(0, 10), privacy_unit=u, max_rows=m, rng=r, accountant=a
-    ),
-    "sum": lambda u, m, r, a: dps.sum(VALUES, 1.0, bounds=(0, 10), privacy_unit=u, max_rows=m, rng=r, accountant=a),
-    "count": lambda u, m, r, a: dps.count(VALUES, 1.0, privacy_unit=u, max_rows=m, rng=r, accountant=a),
-    "histogram": lambda u, m, r, a: dps.histogram(
-        VALUES, 1.0, bins=5, range=(0, 10), privacy_unit=u, max_rows=m, rng=r, accountant=a
-    )[0],
-    "histogram categories": lambda u, m, r, a: dps.histogram(
-        LABELS, 1.0, categories=["a", "b", "c"], privacy_unit=u, max_rows=m, rng=r, accountant=a
-    )[0],
-    "quantile": lambda u, m, r, a: dps.quantile(
-        VALUES, 0.5, 1.0, bounds=(0, 10), privacy_unit=u, max_rows=m, rng=r, accountant=a
-    ),
-    "private_bounds": lambda u, m, r, a: np.array(
-        dps.private_bounds(VALUES, 1.0, range=(0.01, 1e3), clip=True, privacy_unit=u, max_rows=m, rng=r, accountant=a)
-    ),
-    "pca_ag": lambda u, m, r, a: dps.pca_ag(X, 1.0, 1e-6, privacy_unit=u, max_rows=m, rng=r, accountant=a),
-    "pca_ppm": lambda u, m, r, a: dps.pca_ppm(X, 2, 1.0, 1e-6, privacy_unit=u, max_rows=m, rng=r, accountant=a),
-    "pca_ppca": lambda u, m, r, a: dps.pca_ppca(X, 2, 1.0, privacy_unit=u, max_rows=m, rng=r, accountant=a),
-    "pca": lambda u, m, r, a: dps.pca(X, 2, 1.0, privacy_unit=u, max_rows=m, rng=r, accountant=a),
-    "pca amin": lambda u, m, r, a: dps.pca(
-        X, 2, 1.0, mechanism="amin", privacy_unit=u, max_rows=m, rng=r, accountant=a
-    ),
-    "covariance": lambda u, m, r, a: dps.covariance(X, 1.0, privacy_unit=u, max_rows=m, rng=r, accountant=a),
-    "covariance_dong": lambda u, m, r, a: dps.covariance_dong(
-        X, 1.0, 1e-6, privacy_unit=u, max_rows=m, rng=r, accountant=a
-    ),
-    "covariance_dong separate": lambda u, m, r, a: dps.covariance_dong(
-        X, 1.0, 1e-6, algorithm="separate", privacy_unit=u, max_rows=m, rng=r, accountant=a
-    ),
-    "pca_dong": lambda u, m, r, a: dps.pca_dong(X, 2, 1.0, 1e-6, privacy_unit=u, max_rows=m, rng=r, accountant=a),
-    "private_norm_bound": lambda u, m, r, a: dps.preprocessing.private_norm_bound(
-        X, 1.0, privacy_unit=u, max_rows=m, rng=r, accountant=a
-    ),
-    "pca private bound": lambda u, m, r, a: dps.pca(
-        X * 7.0, 2, 1.0, norm_bound="private", privacy_unit=u, max_rows=m, rng=r, accountant=a
-    ),
-    "cca": lambda u, m, r, a: dps.cca(0.6 * X, VIEW_Y, 1, 1.0, 1e-6, privacy_unit=u, max_rows=m, rng=r, accountant=a).U,
-    "svm": lambda u, m, r, a: dps.svm(X, Y, 1.0, lam=0.01, privacy_unit=u, max_rows=m, rng=r, accountant=a),
-    "logistic_regression": lambda u, m, r, a: dps.logistic_regression(
-        X, Y, 1.0, lam=0.01, method="output", privacy_unit=u, max_rows=m, rng=r, accountant=a
-    ),
-}
+def _with_units(declaration, example):
+    """``run(ids, max_rows, rng, accountant)``: the declared example on the unit data, with ``ids`` (None: without a
+    unit) and ``max_rows``, its rows in the order of the module's current arrays (see the sorted-table test)."""
+
+    def run(ids, max_rows, rng, accountant):
+        data = example.data()[:-1]
+        if ORDER is not None:
+            data = tuple(a[ORDER] for a in data)
+        return declaration.run(example, (*data, ids), rng, accountant, max_rows=max_rows)
+
+    return run
+
+
+#: every declared example of a unit-level release on the unit data (:mod:`tests._registry`)
+MECHANISMS = {label: _with_units(*found) for label, found in examples("units").items()}
+#: a permutation of the rows the examples read (the sorted-table test), or None
+ORDER = None
 
 
 @pytest.mark.parametrize("name", sorted(MECHANISMS))
@@ -157,15 +129,14 @@ def test_every_mechanism_bounds_units_and_notes_it(name):
 @pytest.mark.parametrize("name", sorted(MECHANISMS))
 def test_a_sorted_table_gives_the_same_release(name):
     """The same seed, the rows in another order: the kept rows, and so the release, are the same bit for bit."""
+    global ORDER
     order = RNG.permutation(N_ROWS)
-    global VALUES, X, Y, VIEW_Y, LABELS, IDS
-    saved = VALUES, X, Y, VIEW_Y, LABELS, IDS
     first = np.asarray(MECHANISMS[name](IDS, 5, 1, None), dtype=float)
     try:
-        VALUES, X, Y, VIEW_Y, LABELS, IDS = (v[order] for v in saved)
-        second = np.asarray(MECHANISMS[name](IDS, 5, 1, None), dtype=float)
+        ORDER = order
+        second = np.asarray(MECHANISMS[name](IDS[order], 5, 1, None), dtype=float)
     finally:
-        VALUES, X, Y, VIEW_Y, LABELS, IDS = saved
+        ORDER = None
     np.testing.assert_array_equal(first, second)
 
 

@@ -22,9 +22,6 @@ from pathlib import Path
 
 API_MODULES = {
     "dpstats": "The top level: ``import dpstats as dps``. Mechanisms, the accountant, errors and warnings.",
-    "dpstats.descriptive": "Descriptive statistics: mean, variance, sum, count, histogram, quantiles, bounds.",
-    "dpstats.decomposition": "Second moments and their decompositions: PCA, covariance, CCA, low rank.",
-    "dpstats.linear_model": "Linear models: SVM and logistic regression.",
     "dpstats.estimators": "scikit-learn estimators (``fit``/``transform``/``predict``, pipelines, ``clone``).",
     "dpstats.accounting": "The privacy accountant and its ledger.",
     "dpstats.noise": "Noise calibration and samplers.",
@@ -95,13 +92,15 @@ def _api(out: Path) -> None:
         "",
     ]
     documented: set[int] = set()  # objects re-exported by several modules get one page, under the first
-    for module_name, blurb in API_MODULES.items():
+    for module_name, (blurb, all_names) in api_sections().items():
         module = importlib.import_module(module_name)
         names = [
             n
-            for n in module.__all__
+            for n in all_names
             if not inspect.ismodule(getattr(module, n)) and _first_time(getattr(module, n), documented)
         ]
+        if not names:
+            continue
         lines += [
             f"``{module_name}``",
             "-" * (len(module_name) + 4),
@@ -117,6 +116,23 @@ def _api(out: Path) -> None:
             "",
         ]
     (out / "index.rst").write_text("\n".join(lines), encoding="utf-8")
+
+
+def api_sections() -> dict[str, tuple[str, list[str]]]:
+    """module -> (its blurb, the names it documents): first every family of :data:`dpstats.registry.FAMILIES`, with
+    its declared releases (read from the registry, so a new release gets its page with its declaration alone)
+    and then the rest of its ``__all__``; then the modules of :data:`API_MODULES`."""
+    from dpstats import registry
+
+    sections = {}
+    for family in registry.FAMILIES:
+        module = importlib.import_module(f"dpstats.{family}")
+        declared = [d.name for d in registry.releases(family).values() if d.kind == "release"]
+        blurb = (module.__doc__ or family).strip().split("\n\n")[0].replace("\n", " ")
+        sections[f"dpstats.{family}"] = (blurb, declared + [n for n in module.__all__ if n not in declared])
+    for module_name, blurb in API_MODULES.items():
+        sections[module_name] = (blurb, list(importlib.import_module(module_name).__all__))
+    return sections
 
 
 def _first_time(obj, seen: set[int]) -> bool:

@@ -28,9 +28,11 @@ from .events import ApproxDP, Event, Exponential, Gaussian, Laplace, PureDP, eve
 from .gaussian import gaussian_epsilon
 from .ledger import LedgerEntry, NoiseStatement
 from .plan import Allocation, Planned, calibrate, split_epsilon, split_weighted
+from .relation import Relation
 from .zcdp import zcdp_delta, zcdp_epsilon
 
 __all__ = [
+    "Relation",
     "DEFAULT_DELTA",
     "RULES",
     "Accountant",

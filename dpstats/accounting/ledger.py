@@ -28,6 +28,7 @@ from .._rounding import float_up
 from ..exceptions import ParameterError
 from .compose import Parallel
 from .events import Event, check_label, event_from_dict
+from .relation import Relation
 
 __all__ = [
     "FORMAT",
@@ -45,7 +46,7 @@ __all__ = [
 FORMAT = "dpstats-ledger/1"
 
 #: The neighbouring relations a release can state (module docstring).
-RELATIONS = ("row", "unit")
+RELATIONS = tuple(r.value for r in Relation)
 
 
 @dataclass(frozen=True)

@@ -19,14 +19,27 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._constraints import (
+    NOISE,
+    UNITS,
+    Components,
+    Data,
+    Flag,
+    NoneOr,
+    NormBound,
+    Options,
+    Real,
+    privacy,
+)
 from .._engine import as_array, bound_checked, check_row_norms, float_gram, grid_gram, take_units
 from .._kernels.gram import norm_bound_squared, symmetric_from_upper
 from .._kernels.rows import row_norm_violations
-from .._validation import check_choice, check_delta, check_epsilon, check_flag, check_int, check_positive
-from ..accounting import Accountant, charge, check_accountant
-from ..exceptions import DataValidationError, ParameterError
-from ..noise.random import check_rng, describe_source
-from ..noise.release import GRID_BITS, NOISE, Statistic, grid_for, make_noise
+from .._registry import declare
+from .._release import calibrate, charge
+from .._validation import check_int
+from ..accounting import DEFAULT_DELTA, Accountant
+from ..exceptions import DataValidationError
+from ..noise.release import GRID_BITS, Statistic, grid_for
 from ..preprocessing import RADIUS_SHARE, to_unit_rows
 
 __all__ = ["CCAResult", "canonical_correlations", "cca"]
@@ -122,12 +135,34 @@ def default_ridge(sigma: float, D: int) -> float:
     return 2.0 * sigma * math.sqrt(D)
 
 
+@declare(
+    family="decomposition",
+    statistic="canonical correlations and directions of two views, from a noisy joint second-moment matrix",
+    data={
+        "X": Data("matrix", "an n × dx matrix (the first view)"),
+        "Y": Data("matrix", "an n × dy matrix (the second view), rows aligned with X"),
+    },
+    own=("k",),
+    parameters={
+        **privacy("approx"),
+        "k": Components(),
+        "calibration": Options("analytic", "classic"),
+        "ridge": NoneOr(Real(0, None)),
+        "clip": Flag(),
+        "norm_bound": NormBound(),
+        "radius_share": Real(0, 1),
+        **UNITS,
+        **NOISE,
+    },
+    engines=("numpy", "dask"),
+    cases="dpstats.decomposition._cases:cca",
+)
 def cca(
     X,
     Y,
     k: int,
     epsilon: float,
-    delta: float,
+    delta: float = DEFAULT_DELTA,
     *,
     calibration: str = "analytic",
     ridge: float | None = None,
@@ -248,13 +283,6 @@ def cca(
     >>> res.U.shape, res.V.shape
     ((2, 1), (2, 1))
     """
-    epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
-    clip = check_flag(clip, "clip")
-    check_choice(calibration, "calibration", ("analytic", "classic"))
-    check_choice(noise, "noise", NOISE)
-    check_accountant(accountant)
-    if delta == 0:
-        raise ParameterError("cca needs delta > 0 (Gaussian noise); got delta = 0")
     X, units = take_units(X, privacy_unit, max_rows, "X")
     X, Y = as_array(X, "X", ndim=(2,)), as_array(Y, "Y", ndim=(2,))
     if X.shape[0] != Y.shape[0]:
@@ -266,8 +294,6 @@ def cca(
     if dx < 1 or dy < 1:
         raise DataValidationError(f"X and Y must each have at least one column; got shapes {X.shape} and {Y.shape}")
     k = check_int(k, "k", low=1, high=min(dx, dy))
-    if ridge is not None:
-        ridge = check_positive(ridge, "ridge")
     Z = np.hstack([X, Y])
     scaled = to_unit_rows(
         Z,
@@ -293,7 +319,7 @@ def cca(
         statistic, slack = Statistic(gram.values[upper], gram.grid), gram.slack * float(gram.grid)
     else:
         statistic, slack = Statistic(float_gram(Z, n, "[X, Y]")[upper]), 0.0
-    calibrated = make_noise(
+    calibrated = calibrate(
         epsilon=scaled.epsilon,
         delta=delta,
         sensitivity=sensitivity,
@@ -306,11 +332,12 @@ def cca(
     sigma = calibrated.noise_scale * radius2 / n  # in the data's units
     ridge = default_ridge(sigma, D) if ridge is None else ridge
     charge(
-        accountant,
         "cca",
         [calibrated.event],
-        relation=rows.relation,
-        note=f"{rows.note()}{calibration} Gaussian, sigma={sigma:.3g}; {describe_source(rng)}",
+        rng=rng,
+        accountant=accountant,
+        rows=rows,
+        note=f"{calibration} Gaussian, sigma={sigma:.3g}",
         noise=calibrated.statement("covariance units (entries of ZᵀZ/n)", factor=radius2 / n),
     )
     C = symmetric_from_upper(calibrated.apply(statistic, rng), D) / n

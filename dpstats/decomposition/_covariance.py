@@ -72,19 +72,21 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._constraints import UNITS, Components, Data, Delta, Flag, NoneOr, Options, Real, privacy
 from .._engine import as_array, bound_checked, check_row_norms, float_gram, take_units
 from .._engine.tables import named_rows
 from .._kernels.gram import float_gram_error, norm_bound_squared
 from .._kernels.rows import row_norm_violations
+from .._registry import declare
+from .._release import calibrate, charge
 from .._rounding import UNIT_ROUNDOFF, gamma
 from .._trace import draw, observe
-from .._validation import check_choice, check_delta, check_epsilon, check_flag, check_int, check_positive
-from ..accounting import Accountant, charge, check_accountant, split_epsilon
+from .._validation import check_int
+from ..accounting import Accountant, split_epsilon
 from ..accounting.events import Exponential, PureDP
 from ..accounting.plan import split_weighted
 from ..exceptions import DataValidationError, ParameterError
-from ..noise.random import check_rng, describe_source
-from ..noise.release import Statistic, make_noise
+from ..noise.release import Statistic
 from ..preprocessing import RADIUS_SHARE, to_unit_rows
 from ._bingham import (
     OUTPUT_BITS,
@@ -114,13 +116,6 @@ def _checked_X(X, clip: bool):
     if X.shape[1] < 1:
         raise DataValidationError(f"X must have at least one column; got shape {X.shape}")
     return check_row_norms(X, "X", clip=True) if clip else X
-
-
-def _check_share(share) -> float:
-    share = check_positive(share, "eigenvalue_share")
-    if share >= 1.0:
-        raise ParameterError(f"eigenvalue_share must be a number with 0 < eigenvalue_share < 1; got {share!r}")
-    return share
 
 
 def _verified_eigen_error(A: np.ndarray, values: np.ndarray, vectors: np.ndarray) -> float:
@@ -170,9 +165,25 @@ def _vector_budgets(split: str, eps_vectors: float, draws: int, values: np.ndarr
     return split_weighted(eps_vectors, weights)
 
 
+@declare(
+    family="decomposition",
+    statistic="Amin et al.: private eigenvalues (Laplace) and eigenvectors (exponential mechanism) of XᵀX",
+    data={"X": Data("matrix", "an n × d matrix of rows with L2 norm <= 1")},
+    parameters={
+        **privacy("pure"),
+        "rank": NoneOr(Components()),
+        "split": Options(*SPLITS),
+        "eigenvalue_share": Real(0, 1),
+        "clip": Flag(),
+        **UNITS,
+    },
+    engines=("numpy", "dask"),
+    cases="dpstats.decomposition._cases:amin_eigen",
+)
 def amin_eigen(
     X,
     epsilon: float,
+    delta: float = 0.0,
     *,
     rank: int | None = None,
     split: str = "uniform",
@@ -208,6 +219,8 @@ def amin_eigen(
         Data, one person per row, every row with ‖x_i‖₂ <= 1.
     epsilon : float
         ε > 0 for the whole release.
+    delta : float, default 0.0
+        Must be 0: the release is pure ε-DP.
     rank : int, optional
         Number r of eigenpairs released, 1 <= r <= d (default d: the whole
         spectrum).
@@ -254,10 +267,7 @@ def amin_eigen(
     """
     from scipy.linalg import eigh
 
-    epsilon, rng, clip = check_epsilon(epsilon), check_rng(rng), check_flag(clip, "clip")
-    check_choice(split, "split", SPLITS)
-    share = _check_share(eigenvalue_share)
-    check_accountant(accountant)
+    share = eigenvalue_share
     X, units = take_units(X, privacy_unit, max_rows, "X")
     X = _checked_X(X, clip)
     d = X.shape[1]
@@ -272,7 +282,7 @@ def amin_eigen(
     while eps_values + eps_vectors > epsilon:  # never charge more than epsilon, however the float product rounds
         eps_vectors = math.nextafter(eps_vectors, 0.0)
     draws = r if r < d else d - 1
-    eigen_noise = make_noise(
+    eigen_noise = calibrate(
         epsilon=eps_values, delta=0.0, sensitivity=2.0 * m * norm_bound_squared(d), changed=r, slack=slack
     )
     if draws == 0:  # d = 1: the only vector is ±1, drawn with no budget
@@ -284,14 +294,14 @@ def amin_eigen(
     sensitivity = score_sensitivity(rows_bound, d, m)
     check_certifiable(bingham_scale(eps_vectors, sensitivity), rows_bound, d, m)
     charge(
-        accountant,
         "amin_eigen",
         [eigen_noise.event, *vector_events],
-        relation=rows.relation,
+        rng=rng,
+        accountant=accountant,
+        rows=rows,
         note=(
-            f"{rows.note()}Amin et al. 2019: {r} noisy eigenvalues (epsilon {eps_values:.6g}), {draws} vector-Bingham "
-            f"draws ({split} split of {eps_vectors:.6g}); exact sampler, vectors on a 2^-{OUTPUT_BITS} grid; "
-            f"{describe_source(rng)}"
+            f"Amin et al. 2019: {r} noisy eigenvalues (epsilon {eps_values:.6g}), {draws} vector-Bingham draws "
+            f"({split} split of {eps_vectors:.6g}); exact sampler, vectors on a 2^-{OUTPUT_BITS} grid"
         ),
         noise=eigen_noise.statement("eigenvalue units (of XᵀX)"),
     )
@@ -325,7 +335,6 @@ def _amin(
 ) -> np.ndarray:
     """Amin et al.'s estimate of XᵀX; with ``norm_bound`` (a public R or ``"private"``) the rows are divided by the
     bound first (:func:`dpstats.preprocessing.to_unit_rows`) and the estimate multiplied by R² (post-processing)."""
-    epsilon, rng = check_epsilon(epsilon), check_rng(rng)
     rows = to_unit_rows(
         X,
         norm_bound,
@@ -354,11 +363,15 @@ def _amin(
 
 
 #: method name -> function(X, epsilon, *, clip, privacy_unit, max_rows, rng, accountant, **options) returning the
-#: d × d estimate of XᵀX. Pure methods ignore δ; a method with δ > 0 takes ``delta=`` (see :func:`covariance`).
+#: d × d estimate of XᵀX. Pure methods take no δ (a δ > 0 is refused: :data:`DELTA_USES`); a method with δ > 0 takes
+#: ``delta=`` (see :func:`covariance`).
 METHODS: dict[str, Callable[..., np.ndarray]] = {"amin": _amin, "dong": covariance_dong}
 
 #: Methods that are pure ε-DP (δ is not passed to them).
 PURE_METHODS = frozenset({"amin"})
+
+#: The δ each method can use (:class:`dpstats._constraints.Delta`).
+DELTA_USES = {"amin": "pure", "dong": "approx"}
 
 #: The keyword options :func:`covariance` passes on to each method (checked before anything is read).
 OPTIONS = {
@@ -367,11 +380,27 @@ OPTIONS = {
 }
 
 
+@declare(
+    family="decomposition",
+    statistic="the second-moment matrix XᵀX (symmetric, PSD), with the chosen method",
+    data={"X": Data("matrix", "an n × d matrix of rows with L2 norm <= 1")},
+    parameters={
+        "epsilon": privacy()["epsilon"],
+        "delta": Delta("method", by="method", uses=DELTA_USES),
+        "rng": privacy()["rng"],
+        "accountant": privacy()["accountant"],
+        "method": Options(*METHODS),
+        "clip": Flag(),
+        **UNITS,
+    },
+    engines=("numpy", "dask"),
+    cases="dpstats.decomposition._cases:covariance",
+)
 @named_rows("features")
 def covariance(
     X,
     epsilon: float,
-    delta: float = 0.0,
+    delta: float | None = None,
     *,
     method: str = "amin",
     clip: bool = False,
@@ -410,8 +439,9 @@ def covariance(
         Data, one person per row, every row with ‖x_i‖₂ <= 1.
     epsilon : float
         ε > 0.
-    delta : float, default 0
-        δ of the release, 0 <= δ < 1 (unused by the pure methods).
+    delta : float or None, default None
+        δ of the release: None is the method's default (0 for "amin", which is pure ε-DP and refuses a δ > 0;
+        1e-6 for "dong", which needs δ > 0).
     method : {"amin", "dong"}, default "amin"
         A key of :data:`METHODS`.
     clip : bool, default False
@@ -447,8 +477,6 @@ def covariance(
     >>> C.shape, bool(np.all(np.linalg.eigvalsh(C) >= -1e-9))
     ((4, 4), True)
     """
-    check_choice(method, "method", tuple(METHODS))
-    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     for option in options:
         if option not in OPTIONS[method]:
             takers = [m for m, names in OPTIONS.items() if option in names]

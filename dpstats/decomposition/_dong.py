@@ -87,22 +87,34 @@ from fractions import Fraction
 
 import numpy as np
 
+from .._constraints import (
+    NOISE,
+    UNITS,
+    Components,
+    Data,
+    Flag,
+    NormBound,
+    Options,
+    Real,
+    privacy,
+)
 from .._engine import as_array, bound_checked, check_row_norms, float_gram, grid_gram, reduce_rows, take_units
 from .._engine.tables import named_rows
 from .._kernels.blocks import block_rows
 from .._kernels.gram import norm_bound_squared, symmetric_from_upper
 from .._kernels.reduce import ExactSum
 from .._kernels.rows import PROFILE_BITS, norm_profile, row_norm_violations
+from .._registry import declare
+from .._release import calibrate, charge
 from .._rounding import ORTHONORMAL_MARGIN, UNIT_ROUNDOFF, gamma
 from .._trace import draw, observe
-from .._validation import check_choice, check_columns, check_delta, check_epsilon, check_flag, check_int
-from ..accounting import Accountant, charge, check_accountant
+from .._validation import check_columns, check_int
+from ..accounting import DEFAULT_DELTA, Accountant
 from ..accounting.events import PureDP, composed_gaussian
 from ..accounting.zcdp import zcdp_epsilon
 from ..exceptions import DataValidationError, ParameterError
 from ..noise.exact import discrete_laplace
-from ..noise.random import check_rng, describe_source
-from ..noise.release import GRID_BITS, NOISE, Noise, Statistic, grid_for, make_noise
+from ..noise.release import GRID_BITS, Noise, Statistic, grid_for
 from ..preprocessing import RADIUS_SHARE, to_unit_rows
 
 __all__ = ["ALGORITHMS", "EIGENVALUES", "covariance_dong", "pca_dong"]
@@ -183,7 +195,7 @@ def _plan(epsilon, delta, algorithm, d, m, rows_bound, grid_slack, noise) -> _Pl
         shares = {"trace": Fraction(1, 7), "vectors": Fraction(3, 7), "values": Fraction(3, 7), "gauss": Fraction(6, 7)}
 
     def gaussian(sensitivity, changed, unit, slack, share):
-        return make_noise(
+        return calibrate(
             epsilon=epsilon_gauss,
             delta=delta,
             sensitivity=sensitivity,
@@ -379,18 +391,7 @@ def _separate(gram: _Gram, d: int, plan: _Plan, eigenvalues: str, rng) -> tuple[
 
 def _release(X, epsilon, delta, algorithm, eigenvalues, clip, privacy_unit, max_rows, rng, accountant, noise):
     """The mechanism (module docstring): (noisy eigenvalues, orthonormal eigenvectors, radius², rows bound) of the
-    estimate of XᵀX for rows of norm <= 1."""
-    epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
-    clip = check_flag(clip, "clip")
-    check_choice(algorithm, "algorithm", ALGORITHMS)
-    check_choice(eigenvalues, "eigenvalues", EIGENVALUES)
-    check_choice(noise, "noise", NOISE)
-    check_accountant(accountant)
-    if delta == 0:
-        raise ParameterError(
-            "covariance_dong needs delta > 0 (zero-concentrated DP, Gaussian noise); for delta = 0 use "
-            "dps.pca_ppca or dps.pca_ppm with delta=0"
-        )
+    estimate of XᵀX for rows of norm <= 1; every parameter checked at the entry point (declared)."""
     if eigenvalues == "spectrum" and noise != "float":
         raise ParameterError(
             "eigenvalues='spectrum' (the paper's noisy eigenvalues of XᵀX) has no proven floating-point error "
@@ -421,12 +422,13 @@ def _release(X, epsilon, delta, algorithm, eigenvalues, clip, privacy_unit, max_
         plan.values.statement("Gram units (eigenvalues of XᵀX), eigenvalue step"),
     ]
     charge(
-        accountant,
         "covariance_dong",
         plan.events,
-        relation=rows.relation,
-        note=f"{rows.note()}Dong, Liang & Yi 2022, {'AdaptiveCov' if algorithm == 'adaptive' else 'SeparateCov'}, "
-        f"eigenvalues: {eigenvalues}; {describe_source(rng)}",
+        rng=rng,
+        accountant=accountant,
+        rows=rows,
+        note=f"Dong, Liang & Yi 2022, {'AdaptiveCov' if algorithm == 'adaptive' else 'SeparateCov'}, "
+        f"eigenvalues: {eigenvalues}",
         noise=statements,
     )
     if algorithm == "separate":
@@ -446,11 +448,31 @@ def _release(X, epsilon, delta, algorithm, eigenvalues, clip, privacy_unit, max_
     return values, vectors, radius * radius, rows_bound
 
 
+#: The parameters of both of Dong et al.'s releases.
+_DONG = {
+    **privacy("approx"),
+    "algorithm": Options(*ALGORITHMS),
+    "eigenvalues": Options(*EIGENVALUES),
+    "clip": Flag(),
+    **UNITS,
+    **NOISE,
+}
+_MATRIX = {"X": Data("matrix", "an n × d matrix of rows with L2 norm <= 1")}
+
+
+@declare(
+    family="decomposition",
+    statistic="Dong, Liang & Yi: XᵀX with error following the trace (SeparateCov, AdaptiveCov)",
+    data=_MATRIX,
+    parameters={**_DONG, "norm_bound": NormBound(), "radius_share": Real(0, 1)},
+    engines=("numpy", "dask"),
+    cases="dpstats.decomposition._cases:covariance_dong",
+)
 @named_rows("features")
 def covariance_dong(
     X,
     epsilon: float,
-    delta: float,
+    delta: float = DEFAULT_DELTA,
     *,
     algorithm: str = "adaptive",
     eigenvalues: str = "rayleigh",
@@ -538,7 +560,6 @@ def covariance_dong(
     >>> A_hat.shape, bool(np.allclose(A_hat, A_hat.T))
     ((6, 6), True)
     """
-    epsilon = check_epsilon(epsilon)
     rows = to_unit_rows(
         X,
         norm_bound,
@@ -547,7 +568,7 @@ def covariance_dong(
         clip=clip,
         privacy_unit=privacy_unit,
         max_rows=max_rows,
-        rng=(rng := check_rng(rng)),
+        rng=rng,
         accountant=accountant,
     )
     values, vectors, scale, rows_bound = _release(
@@ -568,12 +589,21 @@ def covariance_dong(
     return (estimate + estimate.T) * (0.5 * scale * rows.radius**2)
 
 
+@declare(
+    family="decomposition",
+    statistic="Dong, Liang & Yi: the top-k eigenvectors of their estimate of XᵀX",
+    data=_MATRIX,
+    own=("k",),
+    parameters={**_DONG, "k": Components()},
+    engines=("numpy", "dask"),
+    cases="dpstats.decomposition._cases:pca_dong",
+)
 @named_rows("components")
 def pca_dong(
     X,
     k: int,
     epsilon: float,
-    delta: float,
+    delta: float = DEFAULT_DELTA,
     *,
     algorithm: str = "adaptive",
     eigenvalues: str = "rayleigh",
@@ -619,7 +649,6 @@ def pca_dong(
     >>> pca_dong(X, 2, 1.0, 1e-6, rng=0).shape
     (6, 2)
     """
-    rng = check_rng(rng)
     k = check_int(k, "k", low=1, high=check_columns(as_array(X, "X", ndim=(2,))).shape[1])
     values, vectors, _, _ = _release(
         X, epsilon, delta, algorithm, eigenvalues, clip, privacy_unit, max_rows, rng, accountant, noise

@@ -33,31 +33,33 @@ Two methods, both (ε, δ)-DP with δ > 0:
 from __future__ import annotations
 
 import math
-import numbers
 from fractions import Fraction
 
 import numpy as np
 from scipy.special import erfcinv
 
-from .._engine import as_array, engine_of
-from .._rounding import ORTHONORMAL_MARGIN, gamma
-from .._validation import (
-    check_bounds,
-    check_choice,
-    check_columns,
-    check_delta,
-    check_epsilon,
-    check_finite,
-    check_flag,
-    check_int,
-    check_positive,
-    raise_nonfinite,
+from .._constraints import (
+    NOISE,
+    UNITS,
+    Checked,
+    Components,
+    Data,
+    Flag,
+    Integer,
+    NoneOr,
+    Options,
+    Real,
+    privacy,
 )
-from ..accounting import Accountant, Gaussian, charge, check_accountant
+from .._engine import as_array, engine_of
+from .._registry import declare
+from .._release import calibrate, charge
+from .._rounding import ORTHONORMAL_MARGIN, gamma
+from .._validation import check_bounds, check_columns, check_finite, check_int, raise_nonfinite
+from ..accounting import DEFAULT_DELTA, Accountant, Gaussian, Relation
 from ..exceptions import OutOfBoundsError, ParameterError
 from ..noise.calibration import gaussian_sigma
-from ..noise.random import check_rng, describe_source
-from ..noise.release import NOISE, Statistic, grid_for, make_noise
+from ..noise.release import Statistic, grid_for
 
 __all__ = ["low_rank", "range_finder_sensitivity"]
 
@@ -83,11 +85,32 @@ def _truncated_svd(M: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     return U[:, :k] * s[:k], Vt[:k]
 
 
+@declare(
+    family="decomposition",
+    statistic="a rank-k approximation of a matrix (Hardt & Roth's range finder, or input perturbation)",
+    data={"A": Data("matrix", "an m × n matrix whose rows change one at a time, entries in bounds")},
+    own=("k",),
+    parameters={
+        **privacy("approx"),
+        "k": Components(),
+        "method": Options(*METHODS),
+        "bounds": Checked("None or a pair (lower, upper) of numbers", {"reversed": (1, 0), "string": "ab"}),
+        "clip": Flag(),
+        "oversampling": NoneOr(Integer(0)),
+        "prune": NoneOr(Real(0, None)),
+        "split": Real(0, 1),
+        **UNITS,
+        **NOISE,
+    },
+    relations=("row",),
+    engines=("numpy", "dask"),
+    cases="dpstats.decomposition._cases:low_rank",
+)
 def low_rank(
     A,
     k: int,
     epsilon: float,
-    delta: float,
+    delta: float = DEFAULT_DELTA,
     *,
     method: str = "range_finder",
     bounds=None,
@@ -220,13 +243,6 @@ def low_rank(
             "still release each of them. Aggregate each unit into one row of norm <= 1 first (for example its "
             "mean row), then call low_rank on that matrix (one row per unit)"
         )
-    epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
-    check_choice(method, "method", METHODS)
-    check_choice(noise, "noise", NOISE)
-    clip = check_flag(clip, "clip")
-    check_accountant(accountant)
-    if delta == 0:
-        raise ParameterError("low_rank needs delta > 0 (both methods add Gaussian noise)")
     if bounds is None and method == "range_finder":
         raise ParameterError(
             "low_rank needs bounds=(lower, upper) on the entries of A, chosen without looking at the data (ratings "
@@ -249,23 +265,20 @@ def low_rank(
         check_finite(A, "A")
         if lower is not None:
             _check_entries(int(np.count_nonzero(((A < lower) | (A > upper)).any(axis=1))), lower, upper)
-        release = make_noise(epsilon=epsilon, delta=delta, sensitivity=1.0, changed=n, noise=noise)
+        release = calibrate(epsilon=epsilon, delta=delta, sensitivity=1.0, changed=n, noise=noise)
         charge(
-            accountant,
             "low_rank",
             [release.event],
-            relation="row",  # privacy units are refused above: Hardt & Roth's relation changes one row of A
-            note=f"input perturbation; {describe_source(rng)}",
+            rng=rng,
+            accountant=accountant,
+            relation=Relation.ROW,  # privacy units are refused above: Hardt & Roth's relation changes one row of A
+            note="input perturbation",
             noise=release.statement("units of A"),
         )
         L, R = _truncated_svd(release.apply(Statistic(A), rng), k)
         return L @ R
     room = min(m, n) - k
     p = min(k, room) if oversampling is None else check_int(oversampling, "oversampling", low=0, high=room)
-    if prune is not None:
-        prune = check_positive(prune, "prune")
-    if isinstance(split, bool) or not (isinstance(split, numbers.Real) and 0 < split < 1):
-        raise ParameterError(f"split must be a number with 0 < split < 1; got {split!r}")
     ell = k + p
     eps1, delta1 = split * epsilon, split * delta
     eps2, delta2 = _rest(epsilon, eps1), _rest(delta, delta1)
@@ -286,7 +299,7 @@ def low_rank(
     if nonfinite:
         raise_nonfinite("A", nonfinite)
     _check_entries(outside, lower, upper)
-    finder = make_noise(
+    finder = calibrate(
         epsilon=eps1,
         delta=delta1,
         sensitivity=tau,
@@ -297,12 +310,13 @@ def low_rank(
         grid_bits=_GRID_BITS,
     )
     charge(
-        accountant,
         "low_rank",
         [finder.event, _projection_event(eps2, delta2)],
-        relation="row",
+        rng=rng,
+        accountant=accountant,
+        relation=Relation.ROW,
         note=f"range finder, l={ell}, split={split:g}; the projection is calibrated after the range finder, from "
-        f"its public output; {describe_source(rng)}",
+        "its public output",
         noise=finder.statement("units of AΩ (the range finder's sketch)"),
     )
     Q = np.linalg.qr(finder.apply(Statistic(sketch), rng))[0]
@@ -310,7 +324,7 @@ def low_rank(
         Q[np.abs(Q) > prune] = 0.0
     # Q comes from a floating-point QR (and pruning): its row norms are computed, then rounded up generously.
     r = float(np.sqrt(np.einsum("ij,ij->i", Q, Q).max())) * ORTHONORMAL_MARGIN
-    projection = make_noise(
+    projection = calibrate(
         epsilon=eps2,
         delta=delta2,
         sensitivity=max(r, r_floor),

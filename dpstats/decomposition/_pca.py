@@ -63,27 +63,34 @@ import warnings
 
 import numpy as np
 
+from .._constraints import (
+    NOISE,
+    UNITS,
+    Checked,
+    Components,
+    Data,
+    Delta,
+    Flag,
+    Integer,
+    NoneOr,
+    NormBound,
+    Options,
+    Real,
+    privacy,
+)
 from .._engine import as_array, bound_checked, check_row_norms, float_gram, grid_gram, take_units
 from .._engine.tables import named_rows
 from .._kernels.gram import float_gram_error, norm_bound_squared, symmetric_from_upper
 from .._kernels.rows import row_norm_violations
+from .._registry import declare, outer
+from .._release import calibrate, charge
 from .._rounding import ORTHONORMAL_MARGIN, gamma
 from .._trace import draw, observe
-from .._validation import (
-    check_array,
-    check_choice,
-    check_columns,
-    check_delta,
-    check_epsilon,
-    check_finite,
-    check_flag,
-    check_int,
-)
-from ..accounting import DEFAULT_DELTA, Accountant, charge, check_accountant, split_epsilon
+from .._validation import check_array, check_columns, check_finite, check_flag, check_int
+from ..accounting import DEFAULT_DELTA, Accountant, split_epsilon
 from ..accounting.events import Exponential
 from ..exceptions import DataValidationError, NotPrivateWarning, ParameterError
-from ..noise.random import check_rng, describe_source
-from ..noise.release import GRID_BITS, NOISE, Statistic, grid_for, make_noise
+from ..noise.release import GRID_BITS, Statistic, grid_for
 from ..preprocessing import RADIUS_SHARE, to_unit_rows
 from ._bingham import OUTPUT_BITS, bingham_scale, check_certifiable, on_output_grid, score_sensitivity
 from ._covariance import amin_eigen
@@ -107,6 +114,24 @@ SN_ERRATUM = (
     "additive Wishart noise cannot be (epsilon, 0)-DP, so the SN algorithm of Imtiaz & Sarwate "
     "(ICASSP 2016) offers no differential privacy guarantee"
 )
+
+
+#: The data of every PCA release: an n × d matrix whose rows have norm <= 1 (or a public/private bound).
+MATRIX = {"X": Data("matrix", "an n × d matrix of rows with L2 norm <= 1")}
+#: k, the number of components (at most d: checked where d is known).
+COMPONENTS = Components()
+
+
+def _declared(statistic: str, cases: str, parameters: dict, *, engines=("numpy", "dask"), **kw):
+    return declare(
+        family="decomposition",
+        statistic=statistic,
+        data=MATRIX,
+        parameters=parameters,
+        engines=engines,
+        cases=f"dpstats.decomposition._cases:{cases}",
+        **kw,
+    )
 
 
 def second_moment(X, *, clip: bool = False) -> np.ndarray:
@@ -206,15 +231,20 @@ def _no_k(function):
             raise ParameterError(f"delta must be a number with 0 <= delta < 1; got {delta!r}. {hint}")
         return function(X, *args, **kwargs)
 
-    return wrapper
+    return wrapper if not hasattr(function, "declaration") else outer(wrapper)
 
 
-@named_rows("features")
 @_no_k
+@_declared(
+    "Analyze Gauss: the Gram matrix XᵀX plus symmetric Gaussian noise",
+    "pca_ag",
+    {**privacy("approx"), "calibration": Options("analytic", "classic"), "clip": Flag(), **UNITS, **NOISE},
+)
+@named_rows("features")
 def pca_ag(
     X,
     epsilon: float,
-    delta: float,
+    delta: float = DEFAULT_DELTA,
     *,
     calibration: str = "analytic",
     clip: bool = False,
@@ -298,12 +328,6 @@ def pca_ag(
     >>> A_hat = dps.pca_ag(X, 1.0, 1e-5, rng=0)
     >>> V = dps.top_components(A_hat, 2)
     """
-    epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
-    check_choice(calibration, "calibration", ("analytic", "classic"))
-    check_choice(noise, "noise", NOISE)
-    check_accountant(accountant)
-    if delta == 0:
-        raise ParameterError("pca_ag needs delta > 0 (Gaussian noise); use pca_ppca or pca_ppm for delta = 0")
     X, units = take_units(X, privacy_unit, max_rows, "X")
     rows = bound_checked((_checked_X(X, clip),), units, rng, check=None if clip else row_norm_violations)
     X, rows_bound, m = rows.arrays[0], rows.rows_bound, rows.max_rows
@@ -317,7 +341,7 @@ def pca_ag(
         statistic, slack = Statistic(gram.values[upper], gram.grid), gram.slack * float(gram.grid)
     else:
         statistic, slack = Statistic(float_gram(X, rows_bound)[upper]), 0.0
-    calibrated = make_noise(
+    calibrated = calibrate(
         epsilon=epsilon,
         delta=delta,
         sensitivity=sensitivity,
@@ -328,18 +352,29 @@ def pca_ag(
         calibration=calibration,
     )
     charge(
-        accountant,
         "pca_ag",
         [calibrated.event],
-        relation=rows.relation,
-        note=f"{rows.note()}{calibration} calibration; {describe_source(rng)}",
+        rng=rng,
+        accountant=accountant,
+        rows=rows,
+        note=f"{calibration} calibration",
         noise=calibrated.statement("Gram units (entries of XᵀX)"),
     )
     return symmetric_from_upper(calibrated.apply(statistic, rng), d)
 
 
+@_declared(
+    "SN (Wishart noise on XᵀX): NOT differentially private, reproduced for the paper",
+    "pca_sn",
+    {**privacy("pure"), "clip": Flag()},
+    engines=("numpy", "dask"),
+    relations=("row",),
+    private=False,
+)
 @named_rows("features")
-def pca_sn(X, epsilon: float, *, clip: bool = False, rng=None, accountant: Accountant | None = None) -> np.ndarray:
+def pca_sn(
+    X, epsilon: float, delta: float = 0.0, *, clip: bool = False, rng=None, accountant: Accountant | None = None
+) -> np.ndarray:
     """SN (symmetric Wishart noise) of Imtiaz & Sarwate (ICASSP 2016): **not differentially private**.
 
     Reproduces Algorithm 1 of the paper exactly: ``Â = XᵀX + Z Zᵀ`` with Z a
@@ -389,8 +424,6 @@ def pca_sn(X, epsilon: float, *, clip: bool = False, rng=None, accountant: Accou
     ...     warnings.simplefilter("ignore", dps.NotPrivateWarning)
     ...     A_hat = dps.pca_sn(X, 1.0, rng=0)
     """
-    epsilon, rng = check_epsilon(epsilon), check_rng(rng)
-    check_accountant(accountant)
     A = second_moment(X, clip=clip)
     warnings.warn(f"pca_sn is not differentially private: {SN_ERRATUM}.", NotPrivateWarning, stacklevel=3)
     if accountant is not None:
@@ -464,12 +497,28 @@ def random_orthonormal(d: int, k: int, rng: np.random.Generator) -> np.ndarray:
     return Q * np.where(np.diag(R) < 0, -1.0, 1.0)
 
 
+@_declared(
+    "the noisy power method: an orthonormal basis of the top-k subspace",
+    "pca_ppm",
+    {
+        **privacy(),
+        "delta": Delta("either", default=DEFAULT_DELTA),
+        "k": COMPONENTS,
+        "n_iter": Checked(
+            f"None or an integer in [1, {MAX_N_ITER}]", {"0": 0, "1.5": 1.5, "too many": MAX_N_ITER + 1, "'3'": "3"}
+        ),
+        "clip": Flag(),
+        **UNITS,
+        **NOISE,
+    },
+    own=("k",),
+)
 @named_rows("components")
 def pca_ppm(
     X,
     k: int,
     epsilon: float,
-    delta: float,
+    delta: float = DEFAULT_DELTA,
     *,
     n_iter: int | None = None,
     clip: bool = False,
@@ -569,9 +618,6 @@ def pca_ppm(
     >>> V.shape
     (6, 2)
     """
-    epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
-    check_choice(noise, "noise", NOISE)
-    check_accountant(accountant)
     X, units = take_units(X, privacy_unit, max_rows, "X")
     X = _checked_X(X, clip)
     k = _check_k(k, X.shape[1])
@@ -582,22 +628,23 @@ def pca_ppm(
     l2, l1 = (m * value for value in _ppm_sensitivities(d, k))
     slack = 2.0 * _product_error(rows_bound, d)
     if delta > 0:
-        step = make_noise(
+        step = calibrate(
             epsilon=epsilon, delta=delta, sensitivity=l2, changed=d * k, slack=slack, noise=noise, repeat=L
         )
         events = [step.event]
     else:
-        step = make_noise(
+        step = calibrate(
             epsilon=split_epsilon(epsilon, L), delta=0.0, sensitivity=l1, changed=d * k, slack=slack, noise=noise
         )
         events = [step.event] * L
     A = float_gram(X, rows_bound)
     charge(
-        accountant,
         "pca_ppm",
         events,
-        relation=rows.relation,
-        note=f"{rows.note()}{L} noisy iterations; {describe_source(rng)}",
+        rng=rng,
+        accountant=accountant,
+        rows=rows,
+        note=f"{L} noisy iterations",
         noise=step.statement("units of XᵀX·Y, each iteration"),
     )
     Y = random_orthonormal(d, k, rng)
@@ -609,11 +656,25 @@ def pca_ppm(
 SAMPLERS = ("sequential", "gibbs")
 
 
+@_declared(
+    "exponential-mechanism PCA (matrix Bingham): an orthonormal basis of the top-k subspace",
+    "pca_ppca",
+    {
+        **privacy("pure"),
+        "k": COMPONENTS,
+        "sampler": Options(*SAMPLERS),
+        "n_sweeps": NoneOr(Integer(1)),
+        "clip": Flag(),
+        **UNITS,
+    },
+    own=("k",),
+)
 @named_rows("components")
 def pca_ppca(
     X,
     k: int,
     epsilon: float,
+    delta: float = 0.0,
     *,
     sampler: str = "sequential",
     n_sweeps: int | None = None,
@@ -723,12 +784,9 @@ def pca_ppca(
     """
     from ._bingham import DEFAULT_SWEEPS, sample_matrix_bingham, sample_sequential_bingham
 
-    epsilon, rng = check_epsilon(epsilon), check_rng(rng)
-    check_choice(sampler, "sampler", SAMPLERS)
-    check_accountant(accountant)
     if sampler == "sequential" and n_sweeps is not None:
         raise ParameterError("n_sweeps applies only to sampler='gibbs'")
-    n_sweeps = DEFAULT_SWEEPS if n_sweeps is None else check_int(n_sweeps, "n_sweeps", low=1)
+    n_sweeps = DEFAULT_SWEEPS if n_sweeps is None else n_sweeps
     X, units = take_units(X, privacy_unit, max_rows, "X")
     X = _checked_X(X, clip)
     k = _check_k(k, X.shape[1])
@@ -741,13 +799,14 @@ def pca_ppca(
         share = split_epsilon(epsilon, k)
         check_certifiable(bingham_scale(share, sensitivity), rows_bound, d, m)
         charge(
-            accountant,
             "pca_ppca",
             [Exponential(share)] * k,
-            relation=rows.relation,
+            rng=rng,
+            accountant=accountant,
+            rows=rows,
             note=(
-                f"sequential: {k} vector-Bingham rejection draws at epsilon/{k}; {rows.note()}exact vector-Bingham "
-                f"sampler, output on a 2^-{OUTPUT_BITS} grid; {describe_source(rng)}"
+                f"sequential: {k} vector-Bingham rejection draws at epsilon/{k}; exact vector-Bingham sampler, output "
+                f"on a 2^-{OUTPUT_BITS} grid"
             ),
         )
         observe("PPCA score matrix (quadratic form)", A, sensitivity=sensitivity, norm="spectral", exact=False)
@@ -758,15 +817,15 @@ def pca_ppca(
         )
     else:
         charge(
-            accountant,
             "pca_ppca",
             [Exponential(epsilon)],
-            relation=rows.relation,
+            rng=rng,
+            accountant=accountant,
+            rows=rows,
             proven=False,
             note=(
                 f"Gibbs, {n_sweeps} sweeps: the guarantee holds for exact matrix-Bingham samples only; column draws "
-                f"exact for the floating-point eigenvalues of each conditional, output on a 2^-{OUTPUT_BITS} grid; "
-                f"{rows.note()}{describe_source(rng)}"
+                f"exact for the floating-point eigenvalues of each conditional, output on a 2^-{OUTPUT_BITS} grid"
             ),
         )
         observe("PPCA score matrix (quadratic form)", A, sensitivity=sensitivity, norm="spectral", exact=False)
@@ -778,12 +837,31 @@ def pca_ppca(
     return on_output_grid(V)
 
 
+#: The δ each mechanism of :func:`pca` can use (see :class:`dpstats._constraints.Delta`).
+DELTA_USES = {"ag": "approx", "sn": "pure", "ppm": "either", "ppca": "pure", "amin": "pure", "dong": "approx"}
+
+
+@_declared(
+    "the top-k principal subspace, with the chosen mechanism",
+    "pca",
+    {
+        "epsilon": privacy()["epsilon"],
+        "delta": Delta("method", by="mechanism", uses=DELTA_USES, defaults={"ppm": DEFAULT_DELTA}, lenient=True),
+        "rng": privacy()["rng"],
+        "accountant": privacy()["accountant"],
+        "k": COMPONENTS,
+        "mechanism": Options(*MECHANISMS),
+        "norm_bound": NormBound(),
+        "radius_share": Real(0, 1),
+    },
+    own=("k",),
+)
 @named_rows("components")
 def pca(
     X,
     k: int,
     epsilon: float,
-    delta: float = DEFAULT_DELTA,
+    delta: float | None = None,
     *,
     mechanism: str = "ag",
     norm_bound=None,
@@ -792,11 +870,12 @@ def pca(
     accountant: Accountant | None = None,
     **options,
 ) -> np.ndarray:
-    """Private top-k principal subspace with the chosen mechanism, under one (ε, δ) for every mechanism.
+    """Private top-k principal subspace with the chosen mechanism.
 
-    Every mechanism takes the same (ε, δ): the Gaussian ones ("ag", "dong", and "ppm" with δ > 0) use δ; the pure
-    ones ("ppca", "amin", and "ppm" with δ = 0) are ε-DP, hence (ε, δ)-DP for every δ, and charge δ = 0. So one loop
-    over mechanisms with one budget works.
+    δ follows the mechanism: the Gaussian ones ("ag", "dong", and "ppm" with δ > 0) need δ > 0 (default 1e-6); the
+    pure ones ("ppca", "amin", and "ppm" with δ = 0) are ε-DP and take δ = 0 (their default). A δ > 0 given to a
+    pure mechanism is not used: for one release it is charged as 0 with a :class:`DeprecationWarning`, after that
+    it is an error (a loop over mechanisms passes ``delta=None``, each mechanism's own default).
 
     Every mechanism needs rows of norm <= 1, and raises on longer ones unless ``clip=True``. ``norm_bound`` says
     what the rows' norms are bounded by instead: a public number R (the rows are divided by it; the subspace is the
@@ -818,8 +897,9 @@ def pca(
         drawn; :func:`dpstats.decomposition.pca_dong` (Dong, Liang & Yi 2022).
     epsilon : float
         ε > 0 (of the whole release, the private norm bound included).
-    delta : float, default 1e-6
-        δ of the release (0 <= δ < 1); ignored by the pure mechanisms and SN.
+    delta : float or None, default None
+        δ of the release (0 <= δ < 1); None: the mechanism's default (1e-6 for "ag", "dong" and "ppm", 0 for the
+        pure mechanisms and SN).
     norm_bound : None, float or "private", default None
         None: rows of norm <= 1. A public R > 0: rows of norm <= R (``clip=True`` to force it). ``"private"``: a
         private bound (see above); not for SN, which is not private.
@@ -854,19 +934,11 @@ def pca(
     >>> dps.pca(raw, 2, epsilon=1.0, norm_bound="private", rng=0).shape
     (5, 2)
     """
-    check_choice(mechanism, "mechanism", MECHANISMS)
-    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     _check_options(mechanism, options)
     X = check_columns(as_array(X, "X", ndim=(2,)))
     _check_k(k, X.shape[1])  # before any budget is charged
     if mechanism == "sn" and norm_bound == "private":
         raise ParameterError("mechanism='sn' is not differentially private: a private norm bound is pointless")
-    if delta == 0 and mechanism in ("ag", "dong"):
-        raise ParameterError(
-            f"mechanism={mechanism!r} adds Gaussian noise and needs delta > 0; use mechanism='ppca' or 'ppm' for "
-            "delta = 0"
-        )
-    rng = check_rng(rng)
     rows = to_unit_rows(
         X,
         norm_bound,

@@ -7,6 +7,7 @@ how it is calibrated.
 
 from ._histogram import histogram
 from ._moments import count, mean, sum, variance  # noqa: A004 (dps.sum, as numpy.sum)
+from ._norm_bound import private_norm_bound
 from ._quantiles import private_bounds, quantile
 
-__all__ = ["count", "histogram", "mean", "private_bounds", "quantile", "sum", "variance"]
+__all__ = ["count", "histogram", "mean", "private_bounds", "private_norm_bound", "quantile", "sum", "variance"]

@@ -113,10 +113,10 @@ from .._kernels.fixed_point import BoundedSums, FixedPoint
 from .._kernels.groups import GroupSpec, KeyTable
 from .._release import Planned, charge_plans, plan, split_budget
 from .._rounding import l1_up, l2_up
-from .._validation import check_bounds, check_choice, check_int
+from .._validation import check_bounds
 from ..exceptions import DataValidationError, OutOfBoundsError, ParameterError
-from ..noise.release import NOISE, Statistic
-from ..noise.selection import MAX_GROUPS, POLICIES, Selection, calibrate_selection
+from ..noise.release import Statistic
+from ..noise.selection import MAX_GROUPS, Selection, calibrate_selection
 
 __all__ = ["SHARES", "Grouping", "grouped", "quantile_sensitivity"]
 
@@ -293,8 +293,7 @@ def prepare(
             f"{key_label} must be 1-D, one key per row; got {_shape_of(keys)} (a list of lists, a matrix or a mapping "
             "is not a column of keys)"
         )
-    if max_groups is not None:
-        max_groups = check_int(max_groups, "max_groups", high=MAX_GROUPS)
+    if max_groups is not None:  # declared and checked at the entry point
         if units is None:
             raise ParameterError(
                 f"max_groups applies only with privacy_unit: without one every row is its own unit, in one key; "
@@ -353,8 +352,7 @@ def _designed(grouping: Grouping, selection) -> Grouping:
     countable = "count" in SHARES[grouping.kind] and m == 1  # distinct units per key = rows per key
     if selection is None:
         selection = "laplace" if k == 1 else ("gaussian" if countable else "weighted")
-    policy = check_choice(selection, "selection", POLICIES)
-    return replace(grouping, policy=policy, reuse=countable and policy != "weighted")
+    return replace(grouping, policy=selection, reuse=countable and selection != "weighted")
 
 
 def _key_column(x, column: str, values: bool):
@@ -522,12 +520,11 @@ def grouped(
     name: str | None = None,
     mechanism: str | None = None,
 ):
-    """A grouped count, sum, mean or variance (module docstring); ``epsilon``, ``delta`` and ``rng`` validated;
-    ``mechanism`` names it in the ledger (default: ``kind``).
+    """A grouped count, sum, mean or variance (module docstring); every declared parameter was checked at the
+    release's entry point; ``mechanism`` names it in the ledger (default: ``kind``).
 
     Returns a pandas Series (DataFrame for several columns) indexed by the released keys, or a polars DataFrame.
     """
-    check_choice(noise, "noise", NOISE)
     grouping = prepare(
         kind,
         x,

@@ -19,15 +19,17 @@ from fractions import Fraction
 
 import numpy as np
 
+from .._constraints import NOISE, UNITS, Checked, Data, Flag, Integer, grouping, privacy
 from .._engine import as_array, bin_counts, bound_rows, engine_of, relation_of, take_units
 from .._engine.kinds import is_frame, library
 from .._engine.tables import check_categories, from_table, labels
+from .._registry import declare
 from .._release import plan, release
-from .._validation import check_bounds, check_delta, check_epsilon, check_flag, check_int
-from ..accounting import Accountant, check_accountant
+from .._validation import check_bounds
+from ..accounting import Accountant
 from ..exceptions import DataValidationError, OutOfBoundsError, ParameterError
-from ..noise.random import check_rng
 from ..noise.release import Statistic
+from ..noise.selection import MAX_GROUPS
 from ._grouped import grouped
 
 __all__ = ["MAX_BINS", "histogram"]
@@ -37,6 +39,28 @@ __all__ = ["MAX_BINS", "histogram"]
 MAX_BINS = 2**24
 
 
+@declare(
+    family="descriptive",
+    statistic="counts in public bins, over public categories, or over keys selected privately",
+    data={"x": Data("values")},
+    parameters={
+        **privacy(),
+        "bins": Integer(1, MAX_BINS),
+        "range": Checked(
+            "None or a pair (lower, upper) of numbers, lower < upper",
+            {"reversed": (1, 0), "nan": (0, float("nan")), "string": "ab", "one value": (0,)},
+        ),
+        "categories": grouping(MAX_GROUPS)["categories"],
+        "other": Checked("None or a hashable label not among the categories"),
+        "clip": Flag(),
+        "max_groups": grouping(MAX_GROUPS)["max_groups"],
+        "selection": grouping(MAX_GROUPS)["selection"],
+        **UNITS,
+        **NOISE,
+    },
+    engines=("numpy", "dask"),
+    cases="dpstats.descriptive._cases:histogram",
+)
 def histogram(
     x,
     epsilon: float,
@@ -142,9 +166,6 @@ def histogram(
     >>> list(counts.index)
     ['Lyon', 'Oslo']
     """
-    epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
-    clip = check_flag(clip, "clip")
-    check_accountant(accountant)
     if range is None and other is None and (categories is None or max_groups is not None):
         return _keyed(
             x, epsilon, delta, categories, max_groups, selection, privacy_unit, max_rows, rng, accountant, noise
@@ -167,7 +188,6 @@ def histogram(
             "range is required for a numeric histogram: pass (lower, upper) chosen without looking "
             "at the data (or categories=[...] to count labels)"
         )
-    bins = check_int(bins, "bins", high=MAX_BINS)
     lower, upper = check_bounds(range, "range")
     if lower.ndim or upper.ndim:
         raise ParameterError(f"range must be a pair of scalars; got {range!r}")

@@ -79,15 +79,17 @@ from fractions import Fraction
 
 import numpy as np
 
+from .._constraints import BOUNDS, NOISE, UNITS, Checked, Data, Flag, grouping, privacy
 from .._engine import Bounded, as_array, bound_rows, bounded_sums, engine_of, relation_of, take_units
 from .._engine.tables import TableSource, from_table
 from .._kernels.fixed_point import BoundedSums
+from .._registry import declare
 from .._release import plan, release, split_budget
-from .._validation import check_bounds, check_delta, check_epsilon, check_flag
-from ..accounting import Accountant, check_accountant
+from .._validation import check_bounds
+from ..accounting import Accountant
 from ..exceptions import DataValidationError, ParameterError
-from ..noise.random import check_rng
 from ..noise.release import Statistic
+from ..noise.selection import MAX_GROUPS
 from ._grouped import grouped
 
 __all__ = ["count", "mean", "sum", "variance"]
@@ -111,7 +113,6 @@ class _Records:
 def _records(x, bounds, axis, clip: bool, *, squares: bool, privacy_unit, max_rows, rng) -> _Records:
     """Validate ``x``, ``bounds``, ``axis`` and the privacy unit; check every value and sum the fixed-point records
     (with a privacy unit: of the records each unit keeps) exactly."""
-    clip = check_flag(clip, "clip")
     x, units = take_units(x, privacy_unit, max_rows)
     x, table = from_table(x, "x")
     if table is not None:
@@ -155,6 +156,33 @@ def _records(x, bounds, axis, clip: bool, *, squares: bool, privacy_unit, max_ro
     return _Records(sums, table, kept)
 
 
+#: The parameters of mean, variance and sum (count reads no values: no bounds, axis, weights or clip).
+_OF_VALUES = {
+    **privacy(),
+    "bounds": BOUNDS,
+    "axis": Checked("None or an integer axis of x", {"1.5": 1.5, "'0'": "0", "True": True, "5": 5}),
+    "weights": Checked(
+        "None, one positive weight per coordinate, or a dict {column: weight} for a table",
+        {"negative": [-1.0], "zero": [0.0], "nan": [float("nan")], "string": "w"},
+    ),
+    "clip": Flag(),
+    **grouping(MAX_GROUPS),
+    **UNITS,
+    **NOISE,
+}
+
+
+def _declared(statistic: str, cases: str, **parameters):
+    return declare(
+        family="descriptive",
+        statistic=statistic,
+        data={"x": Data("values")},
+        parameters={**_OF_VALUES, **parameters},
+        engines=("numpy", "dask"),
+        cases=f"dpstats.descriptive._cases:{cases}",
+    )
+
+
 def _per_record(unit, transform):
     """``transform`` applied to a Fraction unit, or to each Fraction of an array of units."""
     if isinstance(unit, Fraction):
@@ -162,6 +190,7 @@ def _per_record(unit, transform):
     return np.frompyfunc(transform, 1, 1)(unit)
 
 
+@_declared("the mean of bounded values (per column, per key)", "mean")
 def mean(
     x,
     epsilon: float,
@@ -310,8 +339,6 @@ def mean(
     >>> list(spend.index)
     ['Lyon', 'Oslo', 'Pune']
     """
-    epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
-    check_accountant(accountant)
     if by is not None:
         return _by_key(
             "mean",
@@ -430,6 +457,7 @@ def _shaped(values):
     return float(values) if values.ndim == 0 else values
 
 
+@_declared("the population variance of bounded values (per column, per key)", "variance")
 def variance(
     x,
     epsilon: float,
@@ -507,8 +535,6 @@ def variance(
     >>> import dpstats as dps
     >>> v = dps.variance([0.1, 0.5, 0.9], epsilon=1.0, bounds=(0, 1), rng=0)
     """
-    epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
-    check_accountant(accountant)
     if by is not None:
         return _by_key(
             "variance",
@@ -591,6 +617,7 @@ def _unit_variance(rec: _Records, epsilon: float, delta: float, weights, rng, ac
     return _shaped(np.asarray(noisy[0]) / count - (np.asarray(noisy[1]) / count) ** 2)
 
 
+@_declared("the sum of bounded values (per column, per key)", "sum")
 def sum(  # noqa: A001 (dps.sum, as numpy.sum)
     x,
     epsilon: float,
@@ -652,8 +679,6 @@ def sum(  # noqa: A001 (dps.sum, as numpy.sum)
     >>> spend = dps.sum([12.0, 30.5, 7.25, 99.0], 1.0, bounds=(0, 100), privacy_unit=["a", "a", "b", "c"],
     ...                 max_rows=2, rng=0)
     """
-    epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
-    check_accountant(accountant)
     if by is not None:
         return _by_key(
             "sum",
@@ -690,6 +715,14 @@ def sum(  # noqa: A001 (dps.sum, as numpy.sum)
     return _named(release("sum", [planned], rng=rng, accountant=accountant, note=note, relation=relation)[0], table)
 
 
+@declare(
+    family="descriptive",
+    statistic="the number of records (exact without a privacy unit; per key)",
+    data={"x": Data("records")},
+    parameters={**privacy(), **grouping(MAX_GROUPS), **UNITS, **NOISE},
+    engines=("numpy", "dask"),
+    cases="dpstats.descriptive._cases:count",
+)
 def count(
     x,
     epsilon: float,
@@ -744,8 +777,6 @@ def count(
     >>> list(per_page.index)
     ['home', 'cart']
     """
-    epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
-    check_accountant(accountant)
     if by is not None:
         return grouped(
             "count",

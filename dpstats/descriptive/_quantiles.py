@@ -98,27 +98,19 @@ from fractions import Fraction
 
 import numpy as np
 
+from .._constraints import BOUNDS, UNITS, Checked, Data, Flag, Integer, Options, grouping, privacy
 from .._engine import bound_rows, bounded_sums, relation_of, take_units
 from .._engine.kinds import is_frame
 from .._engine.tables import from_table
-from .._release import charge_plans
+from .._registry import declare
+from .._release import charge, charge_plans
 from .._trace import draw, observe
-from .._validation import (
-    check_array,
-    check_bounds,
-    check_choice,
-    check_delta,
-    check_epsilon,
-    check_finite,
-    check_flag,
-    check_int,
-    check_real_array,
-)
-from ..accounting import Accountant, charge, check_accountant, split_epsilon
+from .._validation import check_array, check_bounds, check_finite, check_real_array
+from ..accounting import Accountant, split_epsilon
 from ..accounting.events import Exponential
 from ..exceptions import DataValidationError, OutOfBoundsError, ParameterError
 from ..noise.exponential import sample_runs
-from ..noise.random import check_rng, describe_source
+from ..noise.selection import MAX_GROUPS
 from ._grouped import (
     calibrate,
     group_table,
@@ -315,17 +307,37 @@ def _check_levels(q, name: str = "q") -> tuple[np.ndarray, bool]:
     return levels, scalar
 
 
+@declare(
+    family="descriptive",
+    statistic="quantiles of bounded values on a public grid (exponential mechanism; per key)",
+    data={"x": Data("values")},
+    own=("q",),
+    parameters={
+        **privacy(),
+        "q": Checked(
+            "a number or a non-empty 1-D array of numbers in [0, 1]",
+            {"2": 2.0, "-0.1": -0.1, "nan": math.nan, "string": "0.5", "bool": True, "empty": [], "None": None},
+        ),
+        "bounds": BOUNDS,
+        "clip": Flag(),
+        "grid_size": Integer(2, _MAX_GRID_SIZE),
+        "scale": Options(*SCALES),
+        **grouping(MAX_GROUPS),
+        **UNITS,
+    },
+    cases="dpstats.descriptive._cases:quantile",
+)
 def quantile(
     x,
     q,
     epsilon: float,
+    delta: float = 0.0,
     *,
     bounds,
     clip: bool = False,
     grid_size: int = GRID_SIZE,
     scale: str = "linear",
     by=None,
-    delta: float = 0.0,
     categories=None,
     max_groups: int | None = None,
     selection: str | None = None,
@@ -357,6 +369,10 @@ def quantile(
         Quantile level(s) in [0, 1], e.g. 0.5 for the median; any order.
     epsilon : float
         ε > 0 for the whole release (all levels together).
+    delta : float, default 0.0
+        With ``by`` and no ``categories``: the δ of the private selection of
+        the keys (the quantiles themselves are pure ε-DP); ε is split equally
+        between the selection and the quantiles. Without ``by`` it must be 0.
     bounds : tuple (lower, upper)
         Public bounds, chosen without looking at the data; the outputs are
         grid points between them.
@@ -382,10 +398,6 @@ def quantile(
         sensitivity of the keys a replaced unit moves (2k(m + 2^-10);
         2(1 + 2^-10) without a unit), so that their losses add up to at most ε
         (:mod:`dpstats.descriptive._grouped`). One level ``q`` only.
-    delta : float, default 0.0
-        With ``by`` and no ``categories``: the δ of the private selection of
-        the keys (the quantiles themselves are pure ε-DP); ε is split equally
-        between the selection and the quantiles.
     categories, max_groups, selection
         With ``by``, as in :func:`dpstats.mean`.
     privacy_unit : array_like, Series or str, optional
@@ -425,9 +437,6 @@ def quantile(
     >>> bool(np.all(np.diff(quartiles) >= 0))
     True
     """
-    epsilon, rng = check_epsilon(epsilon), check_rng(rng)
-    clip = check_flag(clip, "clip")
-    check_accountant(accountant)
     levels, scalar = _check_levels(q)
     grid = _check_grid(bounds, "bounds", grid_size, scale)
     if by is not None:
@@ -437,7 +446,7 @@ def quantile(
             levels,
             scalar,
             epsilon,
-            check_delta(delta),
+            delta,
             grid,
             clip,
             by,
@@ -471,12 +480,7 @@ def _check_grid(bounds, name: str, grid_size, scale) -> _Grid:
     lower, upper = check_bounds(bounds, name)
     if lower.ndim or upper.ndim:
         raise ParameterError(f"{name} must be a pair of scalars (lower, upper); got {bounds!r}")
-    return _Grid(
-        float(lower),
-        float(upper),
-        check_int(grid_size, "grid_size", low=2, high=_MAX_GRID_SIZE),
-        check_choice(scale, "scale", SCALES),
-    )
+    return _Grid(float(lower), float(upper), grid_size, scale)  # grid_size and scale: declared, checked once
 
 
 def _kept_cells(x: np.ndarray, grid: _Grid, clip: bool, units, rng) -> tuple[np.ndarray, int]:
@@ -502,24 +506,26 @@ def _indices_of_cells(
     units = f"privacy unit: at most {m} records each; " if relation == "unit" else ""
     if levels.size == 1:
         charge(
-            accountant,
             "quantile",
             [Exponential(epsilon)],
+            rng=rng,
+            accountant=accountant,
             relation=relation,
             note=f"{units}exponential mechanism (Smith 2011) on a {grid.describe()}; exact sampler (inversion with "
             f"certified intervals, two 64-bit words drawn whatever the data), epsilon rounded down to a multiple of "
-            f"2^-{_EPSILON_BITS}; {describe_source(rng)}",
+            f"2^-{_EPSILON_BITS}",
         )
         return np.array([_sample_one(cells, float(levels[0]), epsilon, grid.size, rng, _score_sensitivity(m))])
     charge(
-        accountant,
         "quantile",
         [Exponential(epsilon)],
+        rng=rng,
+        accountant=accountant,
         relation=relation,
         proven=False,
         note=f"{units}joint exponential mechanism (Gillenwater, Joseph & Kulesza 2021) for {levels.size} levels on a "
         f"{grid.describe()}; floating-point sampler (log-space dynamic programme, Gumbel-max): no exact "
-        f"sampler known, guarantee unproven; {describe_source(rng)}",
+        "sampler known, guarantee unproven",
     )
     order = np.argsort(levels, kind="stable")
     indices = np.empty(levels.size, dtype=np.int64)
@@ -549,9 +555,28 @@ def _joint_scores(cells: np.ndarray, levels: np.ndarray, grid_size: int, probes:
     return -np.abs(np.diff(bounded, axis=1) - targets).sum(axis=1)
 
 
+@declare(
+    family="descriptive",
+    statistic="clipping bounds: two private quantiles of each column within a wide public range",
+    data={"x": Data("values")},
+    parameters={
+        **privacy("pure"),
+        "range": BOUNDS,
+        "quantiles": Checked(
+            "a pair (q_lo, q_hi) with 0 < q_lo < q_hi < 1",
+            {"reversed": (0.9, 0.1), "0 and 1": (0.0, 1.0), "one level": (0.5,), "string": "ab", "None": None},
+        ),
+        "clip": Flag(),
+        "grid_size": Integer(2, _MAX_GRID_SIZE),
+        "scale": Options(*SCALES),
+        **UNITS,
+    },
+    cases="dpstats.descriptive._cases:private_bounds",
+)
 def private_bounds(
     x,
     epsilon: float,
+    delta: float = 0.0,
     *,
     range,
     quantiles=(0.05, 0.95),
@@ -590,7 +615,9 @@ def private_bounds(
         The data: one column, or a DataFrame (bounds for each column, with ε
         split equally between the columns: each column's quantiles get ε/d).
     epsilon : float
-        ε spent on the bounds (ε-DP, δ = 0).
+        ε spent on the bounds (ε-DP).
+    delta : float, default 0.0
+        Must be 0: the bounds are pure ε-DP.
     range : tuple (lower, upper) or dict
         The wide public range; for a DataFrame, one pair for every column or a
         dict ``{column: (lower, upper)}``.
@@ -633,9 +660,6 @@ def private_bounds(
     >>> lo, hi = dps.private_bounds(incomes, 0.1, range=(0, 1e7), rng=0)
     >>> m = dps.mean(incomes, 0.9, bounds=(lo, hi), clip=True, rng=0)
     """
-    epsilon, rng = check_epsilon(epsilon), check_rng(rng)
-    clip = check_flag(clip, "clip")
-    check_accountant(accountant)
     levels, _ = _check_levels(quantiles, "quantiles")
     if levels.size != 2 or not 0 < levels[0] < levels[1] < 1:
         raise ParameterError(f"quantiles must be a pair (q_lo, q_hi) with 0 < q_lo < q_hi < 1; got {quantiles!r}")

