@@ -300,3 +300,23 @@ def test_log_scale_finds_bounds_in_a_range_far_wider_than_the_data():
         ]
     )
     assert np.median(linear) > 10 * true_hi  # the wide empty stretch of a linear grid wins (the failure avoided)
+
+
+def test_a_table_takes_bounds_by_column_as_mean_does():
+    """quantile on a DataFrame: one quantile per column, bounds as a pair, per-column pairs or a dict by column (as
+    mean and sum take them), every value checked first, ε split equally between the columns."""
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"age": rng.integers(18, 90, 400).astype(float), "amount": rng.uniform(0, 100, 400)})
+    acc = dps.Accountant(10.0)
+    by_dict = dps.quantile(df, 0.5, 1.0, bounds={"age": (0, 120), "amount": (0, 100)}, rng=5, accountant=acc)
+    by_pairs = dps.quantile(df, 0.5, 1.0, bounds=([0, 0], [120, 100]), rng=5)
+    assert list(by_dict.index) == ["age", "amount"]
+    pd.testing.assert_series_equal(by_dict, by_pairs)
+    assert [round(e.epsilon, 12) for e in acc.ledger] == [0.5, 0.5]
+    both = dps.quantile(df, [0.25, 0.75], 1.0, bounds=(0, 120), rng=5)
+    assert list(both.index) == [0.25, 0.75] and list(both.columns) == ["age", "amount"]
+    with pytest.raises(dps.OutOfBoundsError, match="amount"):
+        dps.quantile(df, 0.5, 1.0, bounds={"age": (0, 120), "amount": (0, 50)}, accountant=acc)
+    assert len(acc.ledger) == 2  # refused before anything more was charged

@@ -110,6 +110,19 @@ class TableSource:
 
         return pl.Series("" if self.name is None else str(self.name), values)
 
+    def per_level(self, matrix: np.ndarray, levels):
+        """One row per level, one column per column of the input table (quantiles of every column, as pandas'
+        ``df.quantile(levels)``): a pandas DataFrame indexed by the levels, or a polars DataFrame whose rows follow
+        them."""
+        matrix = np.asarray(matrix, dtype=np.float64)
+        if self.library == "pandas":
+            import pandas as pd
+
+            return pd.DataFrame(matrix, index=pd.Index(list(levels)), columns=pd.Index(self.columns))
+        import polars as pl
+
+        return pl.DataFrame({c: matrix[:, j] for j, c in enumerate(self.columns)})
+
     def rows(self, matrix: np.ndarray, columns):
         """A matrix with one row per column of the input table (PCA's V or A): a pandas DataFrame indexed by the
         input's columns, or a polars DataFrame whose rows follow the input's columns."""

@@ -597,6 +597,12 @@ def quantile() -> Cases:
             Example("quantile", _golden("x"), {"q": 0.5, "epsilon": 1.0, "bounds": (0, 1)}, seed=12),
             Example("quantiles", _golden("x"), {"q": [0.1, 0.9], "epsilon": 1.0, "bounds": (0, 1)}, seed=13),
             Example(
+                "quantile_frame",
+                lambda: (ex.frame(),),
+                {"q": [0.5, 0.9], "epsilon": 1.0, "bounds": {"age": (0, 1), "height": (0, 10), "income": (0, 100)}},
+                seed=15,
+            ),
+            Example(
                 "quantile_units",
                 _golden_units("x", "x"),
                 {"q": 0.5, "epsilon": 1.0, "bounds": (0, 1), "max_rows": 3},

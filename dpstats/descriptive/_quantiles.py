@@ -373,9 +373,10 @@ def quantile(
         With ``by`` and no ``categories``: the δ of the private selection of
         the keys (the quantiles themselves are pure ε-DP); ε is split equally
         between the selection and the quantiles. Without ``by`` it must be 0.
-    bounds : tuple (lower, upper)
+    bounds : tuple (lower, upper) or dict
         Public bounds, chosen without looking at the data; the outputs are
-        grid points between them.
+        grid points between them. For a DataFrame: a pair for every column,
+        per-column pairs ``([lo...], [hi...])``, or a dict ``{column: (lo, hi)}``.
     clip : bool, default False
         Clip values outside ``bounds`` to them instead of raising
         ``OutOfBoundsError`` (a per-record public map: the guarantee holds).
@@ -414,11 +415,14 @@ def quantile(
 
     Returns
     -------
-    float, numpy.ndarray, pandas.Series or polars.Series
+    float, numpy.ndarray, pandas.Series or polars.Series or DataFrame
         A float for a scalar q; otherwise one value per level, in the order of
         ``q`` (a pandas Series indexed by q, named like ``x``, for a pandas
         ``x``; a polars Series for polars). With ``by``, one value per key (a
-        pandas Series indexed by key, or a polars DataFrame).
+        pandas Series indexed by key, or a polars DataFrame). For a DataFrame
+        ``x`` (several columns), the quantiles of every column, ε split equally
+        between the columns: a Series indexed by column for a scalar q (a
+        one-row polars DataFrame), else a DataFrame of levels × columns.
 
     References
     ----------
@@ -438,8 +442,8 @@ def quantile(
     True
     """
     levels, scalar = _check_levels(q)
-    grid = _check_grid(bounds, "bounds", grid_size, scale)
     if by is not None:
+        grid = _check_grid(bounds, "bounds", grid_size, scale)
         options = dict(categories=categories, max_groups=max_groups, selection=selection)
         return _grouped(
             x,
@@ -466,14 +470,51 @@ def quantile(
         x = x[x.columns[0]]  # the values' column of a table whose other column is the unit
     x, table = from_table(x, "x")
     if table is not None and table.columns is not None:
-        raise DataValidationError(
-            f"quantile takes one column; got a DataFrame with columns {list(table.columns)}: pass x[column]"
-        )
+        return _per_column(x, table, levels, scalar, epsilon, bounds, clip, grid_size, scale, units, rng, accountant)
+    grid = _check_grid(bounds, "bounds", grid_size, scale)
     cells, m = _kept_cells(check_array(x, "x", ndim=(1,)), grid, clip, units, rng)
     values = grid.values(_indices_of_cells(cells, levels, epsilon, grid, rng, accountant, m, relation_of(units)))
     if scalar:
         return float(values[0])
     return values if table is None else table.indexed(values, levels.tolist())
+
+
+def _per_column(x, table, levels, scalar, epsilon, bounds, clip, grid_size, scale, units, rng, accountant):
+    """The quantiles of every column of a table: each column's grid from its bounds (a pair, per-column pairs or a
+    dict by column), every value checked before anything is charged, one choice of records for every column with a
+    privacy unit, ε split equally between the columns (each column's quantiles at ε/d: basic composition)."""
+    values = check_array(x, "x", ndim=(2,))
+    d = values.shape[1]
+    if isinstance(bounds, Mapping):
+        lows, highs = table.per_column(bounds, "bounds", pair=True)
+    else:
+        lower, upper = check_bounds(bounds, "bounds")
+        try:
+            lows, highs = np.broadcast_to(lower, (d,)), np.broadcast_to(upper, (d,))
+        except ValueError as err:
+            raise ParameterError(
+                f"bounds must be a pair of numbers, of {d} numbers each (one per column), or a dict by column; "
+                f"got {bounds!r}"
+            ) from err
+    grids = [
+        _check_grid((lo, hi), f"bounds[{c!r}]", grid_size, scale)
+        for c, lo, hi in zip(table.columns, lows, highs, strict=True)
+    ]
+    for j, column in enumerate(table.columns):
+        grids[j].check(values[:, j], clip, "bounds", f"x[{column!r}]")  # every record, before anything is charged
+    values, m = _kept_rows(values, units, rng)
+    share = split_epsilon(epsilon, d)
+    found = np.column_stack(
+        [
+            grids[j].values(
+                _indices_of_cells(
+                    grids[j].cells(values[:, j], clip), levels, share, grids[j], rng, accountant, m, relation_of(units)
+                )
+            )
+            for j in range(d)
+        ]
+    )
+    return table.per_column_result(found[0]) if scalar else table.per_level(found, levels.tolist())
 
 
 def _check_grid(bounds, name: str, grid_size, scale) -> _Grid:
