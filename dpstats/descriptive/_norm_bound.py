@@ -25,6 +25,7 @@ NORM_BOUNDS = (2.0**-20, 2.0**20)
 #: small), 0.99 and the maximum fail everywhere; 0.75 clips fewer rows than the median for the same utility.
 RADIUS_QUANTILE = 0.75
 
+
 @declare(
     family="descriptive",
     statistic="a bound on the rows' L2 norms: a private quantile of their logarithms",
