@@ -35,21 +35,23 @@ class Units:
 
     ids: object
     max_rows: int
+    canonical: bool = False  # whether ``ids`` were checked against the rows and made canonical (by ``aligned``)
 
-    def aligned(self, rows: int, lazy: bool = False) -> Units:
+    def aligned(self, rows: int) -> Units:
         """The identifiers checked against the data's ``rows`` (a length mismatch raises) and canonical
         (:func:`~dpstats._kernels.units.canonical_ids`; lazy identifiers by the same rule on the Dask engine,
-        :func:`canonical_units`): missing or mixed identifiers raise here, on either
-        engine, before anything is read from the data. ``lazy`` (whether the data are lazy) does not matter: the
-        rule is the identifiers' own."""
+        :func:`canonical_units`): missing or mixed identifiers raise here, on either engine, before anything is read
+        from the data. Done once: aligned units are returned as they are."""
         length = self.ids.shape[0]
         if length != rows:
             raise DataValidationError(
                 f"privacy_unit must have one identifier per row of the data ({rows} rows); got {length} identifiers"
             )
+        if self.canonical:  # read once at the release's entry point: the floors below trust it
+            return self
         if is_lazy(self.ids):
-            return Units(canonical_units(self.ids), self.max_rows)
-        return Units(canonical_ids(self.ids), self.max_rows)
+            return Units(canonical_units(self.ids), self.max_rows, True)
+        return Units(canonical_ids(self.ids), self.max_rows, True)
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,8 @@ def take_units(data, privacy_unit, max_rows, name: str = "x"):
     :class:`~dpstats.exceptions.ParameterError` naming the parameter for a missing or invalid ``max_rows``, a
     column that is not there, or a column name without a DataFrame.
     """
+    if isinstance(privacy_unit, Units):  # read at an entry point above: handed on as they are
+        return data, privacy_unit
     if privacy_unit is None:
         if max_rows is not None:
             raise ParameterError(

@@ -323,7 +323,7 @@ def prepare(
     if rows < 1:
         raise DataValidationError("x must hold at least one record; got none")
     if units is not None:
-        units = units.aligned(rows, lazy=is_lazy(keys) or is_lazy(array))
+        units = units.aligned(rows)
     grouping = Grouping(
         kind, keys, key_name, array, table, units, max_groups, categories, None, False, polars, key_label
     )

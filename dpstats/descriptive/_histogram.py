@@ -20,7 +20,7 @@ from fractions import Fraction
 import numpy as np
 
 from .._constraints import NOISE, UNITS, Checked, Data, Flag, Integer, grouping, privacy
-from .._engine import as_array, bin_counts, bound_rows, engine_of, relation_of, take_units
+from .._engine import as_array, bin_counts, bound_rows, relation_of, take_units
 from .._engine.kinds import is_frame, library
 from .._engine.tables import check_categories, from_table, labels
 from .._registry import declare
@@ -196,7 +196,7 @@ def histogram(
         raise DataValidationError("x must hold at least one record; got an empty array")
     counts = bin_counts(x, bins, float(lower), float(upper), clip=clip)  # every record checked
     if units is not None:
-        kept = bound_rows((x,), units.aligned(x.shape[0], lazy=engine_of(x).LAZY), rng)
+        kept = bound_rows((x,), units.aligned(x.shape[0]), rng)
         counts = bin_counts(kept.arrays[0], bins, float(lower), float(upper), clip=clip)
         units = kept
     edges = np.histogram_bin_edges(np.empty(0), bins=bins, range=(float(lower), float(upper)))
@@ -228,7 +228,7 @@ def _categorical(x, epsilon: float, delta: float, categories: list, other, units
         codes = np.where(outside, len(categories), codes)
     names = categories if other is None else [*categories, other]
     if units is not None:
-        units = bound_rows((codes,), units.aligned(codes.size, lazy=False), rng)
+        units = bound_rows((codes,), units.aligned(codes.size), rng)
         codes = units.arrays[0]
     counts = np.bincount(codes, minlength=len(names))
     noisy = _count_release(counts, epsilon, delta, units, rng, accountant, noise)

@@ -148,7 +148,7 @@ def _records(x, bounds, axis, clip: bool, *, squares: bool, privacy_unit, max_ro
     axis = None if x.ndim == 1 else axis
     if units is None:
         return _Records(bounded_sums(x, lower, upper, axis=axis, clip=clip, squares=squares), table, None)
-    units = units.aligned(n, lazy=engine_of(x).LAZY)
+    units = units.aligned(n)
     bounded_sums(x, lower, upper, axis=axis, clip=clip, squares=False)  # every record checked, kept or not
     records = x if axis in (None, 0) else np.moveaxis(x, axis, 0)
     kept = bound_rows((records,), units, rng)
@@ -799,7 +799,7 @@ def count(
     rows = _rows(x)
     if units is None:
         return float(rows)
-    units = units.aligned(rows, lazy=engine_of(units.ids).LAZY)
+    units = units.aligned(rows)
     kept, distinct = engine_of(units.ids).bounded_row_count(units)
     if units.max_rows == 1:
         return float(distinct)

@@ -709,7 +709,7 @@ def private_bounds(
     if table is None or table.columns is None:
         grid = _check_grid(range, "range", grid_size, scale)
         column = check_array(values, "x", ndim=(1,))
-        units = None if units is None else units.aligned(column.shape[0], lazy=False)
+        units = None if units is None else units.aligned(column.shape[0])
         grid.check(column, clip, "range")  # every record, before anything is charged
         column, m = _kept_rows(column, units, rng)
         return _bounds_of_column(column, epsilon, grid, levels, m, relation_of(units), rng, accountant)
@@ -724,7 +724,7 @@ def private_bounds(
         grids = [_check_grid(range, "range", grid_size, scale)] * d
     # every column is checked before any charge; with a unit, one choice of records for every column
     values = check_array(values, "x", ndim=(2,))
-    units = None if units is None else units.aligned(values.shape[0], lazy=False)
+    units = None if units is None else units.aligned(values.shape[0])
     for i, column in enumerate(table.columns):
         grids[i].check(values[:, i], clip, "range", f"x[{column!r}]")
     values, m = _kept_rows(values, units, rng)
@@ -739,7 +739,7 @@ def _kept_rows(values: np.ndarray, units, rng) -> tuple[np.ndarray, int]:
     """The rows (records) of ``values`` each unit keeps, and m (all rows, and 1, without a privacy unit)."""
     if units is None:
         return values, 1
-    kept = bound_rows((values,), units.aligned(values.shape[0], lazy=False), rng)
+    kept = bound_rows((values,), units.aligned(values.shape[0]), rng)
     return kept.arrays[0], kept.max_rows
 
 
