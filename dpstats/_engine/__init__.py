@@ -50,7 +50,7 @@ from .._validation import check_columns
 from ..exceptions import ParameterError
 from . import numpy_engine
 from .kinds import is_lazy
-from .units import Bounded, Units, relation_of, take_units
+from .units import Bounded, Units, take_units
 
 __all__ = [
     "Bounded",
@@ -70,7 +70,6 @@ __all__ = [
     "key_table",
     "read_matrix",
     "reduce_rows",
-    "relation_of",
     "take_units",
     "validate_rows",
 ]

@@ -22,10 +22,11 @@ import numpy as np
 
 from .._kernels.units import IdSummary, canonical_ids, convert_ids, describe_ids, id_target
 from .._validation import check_int
+from ..accounting.relation import Relation
 from ..exceptions import DataValidationError, ParameterError
 from .kinds import is_frame, is_lazy, library
 
-__all__ = ["Bounded", "Units", "by_index", "canonical_units", "identifiers", "relation_of", "take_units", "unit_column"]
+__all__ = ["Bounded", "Units", "by_index", "canonical_units", "identifiers", "take_units", "unit_column"]
 
 
 @dataclass(frozen=True)
@@ -71,23 +72,16 @@ class Bounded:
         return self.units * self.max_rows
 
     @property
-    def relation(self) -> str:
-        """The neighbouring relation of the release, for the ledger (``charge(..., relation=...)``): ``"unit"``
-        with a privacy unit, ``"row"`` without."""
-        return "unit" if self.by_unit else "row"
+    def relation(self) -> Relation:
+        """The neighbouring relation of the release, for the ledger: ``Relation.UNIT`` with a privacy unit,
+        ``Relation.ROW`` without."""
+        return Relation.of(self.by_unit)
 
     def note(self) -> str:
         """The ledger note's part on the privacy unit (public values only; empty without a unit)."""
         if not self.by_unit:
             return ""
         return f"privacy unit: {self.units} units (public), at most {self.max_rows} rows each; "
-
-
-def relation_of(units: Units | Bounded | None) -> str:
-    """The neighbouring relation of a call with these units (:func:`take_units`' result, or the rows bounded by
-    them; None without a unit), for the ledger: ``"unit"`` with a privacy unit (whatever ``max_rows``), ``"row"``
-    without."""
-    return "row" if units is None else "unit"
 
 
 def take_units(data, privacy_unit, max_rows, name: str = "x"):

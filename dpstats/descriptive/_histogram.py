@@ -20,13 +20,13 @@ from fractions import Fraction
 import numpy as np
 
 from .._constraints import NOISE, UNITS, Checked, Data, Flag, Integer, grouping, privacy
-from .._engine import as_array, bin_counts, bound_rows, relation_of, take_units
+from .._engine import as_array, bin_counts, bound_rows, take_units
 from .._engine.kinds import is_frame, library
 from .._engine.tables import check_categories, from_table, labels
 from .._registry import declare
 from .._release import plan, release
 from .._validation import check_bounds
-from ..accounting import Accountant
+from ..accounting import Accountant, Relation
 from ..exceptions import DataValidationError, OutOfBoundsError, ParameterError
 from ..noise.release import Statistic
 from ..noise.selection import MAX_GROUPS
@@ -208,8 +208,10 @@ def _count_release(counts: np.ndarray, epsilon: float, delta: float, units, rng,
     m = 1 if units is None else units.max_rows
     statistic = Statistic(np.asarray(counts, dtype=np.int64), Fraction(1))
     planned = plan(statistic, [m, m], epsilon, delta, noise=noise, changed=min(counts.size, 2 * m), units="counts")
-    note = "" if units is None else f"privacy unit: {units.units} units (public), at most {m} records each"
-    return release("histogram", [planned], rng=rng, accountant=accountant, note=note, relation=relation_of(units))[0]
+    note = "" if units is None else units.note().removesuffix("; ")
+    return release(
+        "histogram", [planned], rng=rng, accountant=accountant, note=note, relation=Relation.of(units is not None)
+    )[0]
 
 
 def _categorical(x, epsilon: float, delta: float, categories: list, other, units, rng, accountant, noise: str):

@@ -80,13 +80,13 @@ from fractions import Fraction
 import numpy as np
 
 from .._constraints import BOUNDS, NOISE, UNITS, Checked, Data, Flag, grouping, privacy
-from .._engine import Bounded, as_array, bound_rows, bounded_sums, engine_of, relation_of, take_units
+from .._engine import Bounded, as_array, bound_rows, bounded_sums, engine_of, take_units
 from .._engine.tables import TableSource, from_table
 from .._kernels.fixed_point import BoundedSums
 from .._registry import declare
 from .._release import plan, release, split_budget
 from .._validation import check_bounds
-from ..accounting import Accountant
+from ..accounting import Accountant, Relation
 from ..exceptions import DataValidationError, ParameterError
 from ..noise.release import Statistic
 from ..noise.selection import MAX_GROUPS
@@ -370,7 +370,7 @@ def mean(
     planned = plan(
         Statistic(sums.sums, unit), per_coordinate, epsilon, delta, noise=noise, weights=weights, table=table
     )
-    return _named(release("mean", [planned], rng=rng, accountant=accountant, relation="row")[0], table)
+    return _named(release("mean", [planned], rng=rng, accountant=accountant, relation=Relation.ROW)[0], table)
 
 
 def _named(values, table):
@@ -440,15 +440,10 @@ def _unit_mean(rec: _Records, epsilon: float, delta: float, weights, rng, accoun
         plans.append(plan(stats.count, [stats.count_sensitivity], *shares[1], noise=noise, units="rows"))
     released = "shifted sum and record count" if m > 1 else "shifted sum (record count = N, public)"
     noisy = release(
-        "mean", plans, rng=rng, accountant=accountant, note=_unit_note(rec.units, released), relation="unit"
+        "mean", plans, rng=rng, accountant=accountant, note=f"{rec.units.note()}{released}", relation=Relation.UNIT
     )
     count = max(noisy[1], units) if m > 1 else units
     return _shaped(stats.midpoint + np.asarray(noisy[0]) / count)
-
-
-def _unit_note(units: Bounded, released: str) -> str:
-    """The ledger note of a unit-level release (public values only: N, m and what was released)."""
-    return f"privacy unit: {units.units} units (public), at most {units.max_rows} records each; {released}"
 
 
 def _shaped(values):
@@ -580,7 +575,7 @@ def variance(
         table=table,
         units="squared data units",
     )
-    return _named(release("variance", [planned], rng=rng, accountant=accountant, relation="row")[0], table)
+    return _named(release("variance", [planned], rng=rng, accountant=accountant, relation=Relation.ROW)[0], table)
 
 
 def _unit_variance(rec: _Records, epsilon: float, delta: float, weights, rng, accountant, noise: str):
@@ -611,7 +606,7 @@ def _unit_variance(rec: _Records, epsilon: float, delta: float, weights, rng, ac
         plans.append(plan(stats.count, [stats.count_sensitivity], *shares[2], noise=noise, units="rows"))
     released = "shifted sum of squares, shifted sum" + (" and record count" if m > 1 else " (record count = N, public)")
     noisy = release(
-        "variance", plans, rng=rng, accountant=accountant, note=_unit_note(rec.units, released), relation="unit"
+        "variance", plans, rng=rng, accountant=accountant, note=f"{rec.units.note()}{released}", relation=Relation.UNIT
     )
     count = max(noisy[2], units) if m > 1 else units
     return _shaped(np.asarray(noisy[0]) / count - (np.asarray(noisy[1]) / count) ** 2)
@@ -710,8 +705,8 @@ def sum(  # noqa: A001 (dps.sum, as numpy.sum)
     planned = plan(
         Statistic(sums.sums, sums.unit), per_coordinate, epsilon, delta, noise=noise, weights=weights, table=table
     )
-    note = "" if rec.units is None else _unit_note(rec.units, "sum")
-    relation = relation_of(rec.units)
+    note = "" if rec.units is None else f"{rec.units.note()}sum"
+    relation = Relation.of(rec.units is not None)
     return _named(release("sum", [planned], rng=rng, accountant=accountant, note=note, relation=relation)[0], table)
 
 
@@ -804,8 +799,8 @@ def count(
     if units.max_rows == 1:
         return float(distinct)
     planned = plan(Statistic(kept, Fraction(1)), [units.max_rows - 1], epsilon, delta, noise=noise, units="rows")
-    note = _unit_note(Bounded((), distinct, units.max_rows), "record count")
-    return float(release("count", [planned], rng=rng, accountant=accountant, note=note, relation="unit")[0])
+    note = f"{Bounded((), distinct, units.max_rows).note()}record count"
+    return float(release("count", [planned], rng=rng, accountant=accountant, note=note, relation=Relation.UNIT)[0])
 
 
 def _rows(x) -> int:
