@@ -25,7 +25,7 @@ from .._engine.kinds import is_frame, library
 from .._engine.tables import check_categories, from_table, labels
 from .._registry import declare
 from .._release import plan, release
-from .._validation import check_bounds
+from .._validation import check_bounds, warn_caller
 from ..accounting import Accountant, Relation
 from ..exceptions import DataValidationError, OutOfBoundsError, ParameterError
 from ..noise.release import Statistic
@@ -142,9 +142,12 @@ def histogram(
         The ``bins + 1`` public edges, or the categories (with ``other`` last
         when given).
 
-    With unknown keys the result is one object, not a pair: a pandas Series of
-    the noisy counts named "count", indexed by the selected keys in sorted
-    order (named like ``x``); a polars DataFrame (keys, "count") for polars.
+    With unknown keys the result is, for this release only, one object, not a
+    pair: a pandas Series of the noisy counts named "count", indexed by the
+    selected keys in sorted order (named like ``x``); a polars DataFrame (keys,
+    "count") for polars. It warns (:class:`DeprecationWarning`): in the next
+    release it will be ``(counts, keys)``, as the other forms are pairs; for a
+    Series, :func:`dpstats.count` with ``by=x`` releases the same counts.
 
     References
     ----------
@@ -282,6 +285,12 @@ def _keyed(x, epsilon, delta, categories, max_groups, selection, privacy_unit, m
         mechanism="histogram",
     )
     if categories is None:
+        warn_caller(
+            "histogram of keys selected privately returns a Series of counts, unlike its other forms, which return "
+            "(counts, edges or categories); in the next release it will return (counts, keys) as they do. For a "
+            "Series, call dps.count(x, epsilon, delta, by=x): the same counts",
+            DeprecationWarning,
+        )
         return counts
     names = list(categories)
     if library(x) == "polars":
