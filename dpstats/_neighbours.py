@@ -7,6 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
+    "HEAVY",
+    "heavy_ids",
+    "heavy_rows",
+    "heavy_values",
     "labels_changed",
     "long_rows",
     "matrix_rows",
@@ -14,6 +18,7 @@ __all__ = [
     "neighbours_of_a_unit",
     "neighbours_on_the_sphere",
     "neighbours_with_labels",
+    "orthogonal_rows",
     "rows_moved_between_keys",
     "rows_of_a_unit",
     "selected_rows",
@@ -170,3 +175,36 @@ def selected_rows(units: bool = True) -> list[tuple[tuple, tuple]]:
         return [((x, keys), (zeros, moved))]
     ids = np.arange(40)
     return [((x, keys, ids), (zeros, moved, ids))]
+
+
+# ----------------------------------------------------------------------------- the audits' neighbours
+
+#: The rows of the unit that changes in the unit-level audits (max_rows keeps all of them).
+HEAVY = 16
+
+
+def heavy_ids() -> np.ndarray:
+    """The identifiers of the unit-level audits: the heavy unit 0 with :data:`HEAVY` rows and three units of one."""
+    return np.r_[np.zeros(HEAVY, dtype=np.int64), np.arange(1, 4)]
+
+
+def heavy_values(heavy: float, others: float = 0.5) -> np.ndarray:
+    """Values of the heavy unit's rows (all ``heavy``) and the three others'."""
+    return np.r_[np.full(HEAVY, heavy), [others] * 3]
+
+
+def heavy_rows(row) -> np.ndarray:
+    """The heavy unit's rows all equal to ``row`` (2-D), the others 0.5·e1."""
+    X = np.zeros((HEAVY + 3, 2))
+    X[:, 0] = 0.5
+    X[:HEAVY] = row
+    return X
+
+
+def orthogonal_rows(d: int = 2, background: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
+    """Datasets differing in row 0 (e1 versus e2); the two other rows lie along e1 with norm ``background``."""
+    X = np.zeros((3, d))
+    X[:, 0] = background
+    Xp = X.copy()
+    X[0], Xp[0] = np.eye(d)[0], np.eye(d)[1]
+    return X, Xp

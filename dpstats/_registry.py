@@ -37,7 +37,7 @@ from importlib import import_module
 from ._constraints import Constraint, Delta
 from .accounting.relation import Relation
 
-__all__ = ["FAMILIES", "Cases", "Declaration", "Example", "declare", "declarations", "outer"]
+__all__ = ["FAMILIES", "Audit", "Cases", "Declaration", "Example", "declare", "declarations", "outer"]
 
 #: The families, bottom first: a family may use the releases of the families before it (a private quantile of row
 #: norms bounds a PCA; an interval releases a private variance). Each is the subpackage ``dpstats.<family>``.
@@ -64,8 +64,8 @@ class Example:
     What each test takes from it: ``seed`` — the release for this seed is recorded (the golden test: bitwise
     unchanged); ``neighbours()`` — worst-case pairs of data tuples of the release's relation (the sensitivity
     checker, noise frozen); ``dask`` — the same release on dask versions of the data (chunks cutting the public
-    blocks); ``audit`` — ``(neighbours pair, event, runs)`` for an empirical audit (a lower confidence bound on ε
-    below the claim); ``tags``: further tests that take it (``"units"``: the privacy-unit tests run it with and
+    blocks); ``audit`` — an :class:`Audit` (a lower confidence bound on ε below the claim, and an under-noised
+    variant flagged above it); ``tags``: further tests that take it (``"units"``: the privacy-unit tests run it with and
     without its unit, sorted, and in a parallel block). The label names the example everywhere (the golden file's
     keys)."""
 
@@ -77,8 +77,33 @@ class Example:
     seed: int | None = None
     neighbours: Callable | None = None
     dask: bool = False
-    audit: tuple | None = None
+    audit: Audit | None = None
     tags: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Audit:
+    """An empirical audit of an :class:`Example` (:func:`dpstats.audit.audit`): the release is run ``runs`` times on
+    each dataset of ``pair()`` (two data tuples: neighbours of the release's relation), and the event ``event()``
+    (a zero-argument factory of the predicate on the output: a threshold computed from the data) turns the runs
+    into a lower confidence bound on ε, which must stay at or below the example's ε. The under-noised variant — the
+    same call with ``broken`` (keyword changes: by default the noise of ``under`` times ε claimed as ε; for a
+    unit-level release, the same call without its unit) — must be flagged above it: that shows the event has the
+    power to catch a calibration error. ``delta``: the audit's δ; ``seeds``: the clean and the broken runs'."""
+
+    pair: Callable
+    event: Callable
+    runs: int
+    seeds: tuple[int, int]
+    delta: float = 0.0
+    broken: Mapping[str, object] | None = None
+    under: float = 8.0
+
+    def broken_changes(self, kwargs: Mapping[str, object]) -> dict:
+        """The keyword changes of the under-noised variant of a call with ``kwargs``."""
+        if self.broken is not None:
+            return dict(self.broken)
+        return {"epsilon": self.under * kwargs["epsilon"]}
 
 
 @dataclass(frozen=True)

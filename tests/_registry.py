@@ -16,6 +16,7 @@ ROLES = {
     "sensitivity": lambda e: e.neighbours is not None,
     "dask": lambda e: e.dask,
     "units": lambda e: "units" in e.tags,
+    "audit": lambda e: e.audit is not None,
 }
 
 

@@ -343,7 +343,7 @@ def _in_child(code: str, *, as_nobody: bool = False, file_size_limit: int | None
         prelude += "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
         prelude += f"resource.setrlimit(resource.RLIMIT_FSIZE, ({file_size_limit}, {file_size_limit}))\n"
     if as_nobody:  # the interpreter may live where nobody cannot read: import what the code needs first
-        prelude += "import fcntl, dpstats, scipy.optimize, dp_accounting.pld.privacy_loss_distribution\n"
+        prelude += "import fcntl, dpstats.accounting, scipy.optimize, dp_accounting.pld.privacy_loss_distribution\n"
         prelude += "os.setgid(65534); os.setuid(65534)\n"
     result = subprocess.run(
         [sys.executable, "-c", prelude + textwrap.dedent(code)],

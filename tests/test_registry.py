@@ -14,10 +14,10 @@ import pytest
 import dpstats as dps
 from dpstats import _registry, registry
 from dpstats._constraints import UNITS, Data, Delta, privacy
-from dpstats._neighbours import neighbours_of_a_unit
-from dpstats._registry import Cases, Example, declare
+from dpstats._neighbours import HEAVY, neighbours_of_a_unit
+from dpstats._registry import Audit, Cases, Example, declare
 from dpstats.audit import check_sensitivity
-from dpstats.descriptive._cases import halve_noise
+from dpstats.descriptive._cases import ROW_LEVEL, _count_pair, halve_noise
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,6 +41,13 @@ def toy_cases() -> Cases:
                 neighbours=_unit_pairs,
                 dask=True,
                 tags=frozenset({"units"}),
+            ),
+            Example(
+                "toy audit",
+                lambda: _count_pair()[0],
+                {"epsilon": 1.0, "max_rows": HEAVY},
+                keywords=("privacy_unit",),
+                audit=Audit(_count_pair, lambda: lambda out: out > 13, 2000, (1, 1), broken=ROW_LEVEL),
             ),
         ),
         battery=(((data[0],), {"epsilon": 1.0}),),
@@ -89,6 +96,7 @@ def test_a_toy_release_reaches_every_list_with_its_declaration_alone(toy):
     # the Dask agreement test and the privacy-unit tests
     assert "toy units" in collected.examples("dask")
     assert "toy units" in collected.examples("units")
+    assert "toy audit" in collected.examples("audit")  # the declared audits (tests/test_audit.py)
     # the bad-input battery, generated from the declared constraints
     import _battery
 

@@ -6,9 +6,21 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
+
 from .. import _examples as ex
-from .._neighbours import long_rows, matrix_rows, neighbours_on_the_sphere, rows_of_a_unit, trace_rows
-from .._registry import Cases, Example
+from .._neighbours import (
+    HEAVY,
+    heavy_ids,
+    heavy_rows,
+    long_rows,
+    matrix_rows,
+    neighbours_on_the_sphere,
+    orthogonal_rows,
+    rows_of_a_unit,
+    trace_rows,
+)
+from .._registry import Audit, Cases, Example
 
 EPS, DELTA = 1.0, 1e-6
 UNITS = frozenset({"units"})
@@ -68,6 +80,83 @@ def _matrix_battery(**kwargs):
 
     X = np.random.default_rng(2027).uniform(-1, 1, (40, 3)) / 2
     return (((X,), {"epsilon": 1.0, **kwargs}),)
+
+
+# ----------------------------------------------------------------------------- audits
+
+#: The unit-level audits' variant: the same call without its unit (calibrated as if each row were a person).
+ROW_LEVEL = {"privacy_unit": None, "max_rows": None}
+E1, E2 = np.array([1.0, 0.0]), np.array([0.0, 1.0])
+
+
+def _orthogonal(d: int = 2):
+    """Row 0 is e1 versus e2, the two other rows 0.5·e1: A = diag(1.5, 0) versus diag(0.5, 1) (d = 2)."""
+    return lambda: tuple((X,) for X in orthogonal_rows(d))
+
+
+def _score_event():
+    """The exponential mechanism's privacy loss between these neighbours grows with s(V) = ‖Vᵀe1‖² − ‖Vᵀe2‖², the
+    change of the score: events {s > t} are the most revealing."""
+    return lambda V: float(V[0] @ V[0] - V[1] @ V[1]) > 0.8
+
+
+def _diagonal_event(threshold: float):
+    return lambda: lambda A: A[0, 0] - A[1, 1] > threshold
+
+
+def _heavy():
+    """The heavy unit's HEAVY rows along e1 versus e2 (the others 0.5·e1), with their identifiers."""
+    return (heavy_rows(E1), heavy_ids()), (heavy_rows(E2), heavy_ids())
+
+
+def _unit_audit(label, kwargs, event, runs, delta=0.0, output=None) -> Example:
+    return Example(
+        label,
+        lambda: _heavy()[0],
+        {**kwargs, "max_rows": HEAVY},
+        keywords=("privacy_unit",),
+        output=output,
+        audit=Audit(_heavy, event, runs, (9, 9), delta=delta, broken=ROW_LEVEL),
+    )
+
+
+def _dong_rows():
+    """Row 0 is e1 versus e2, three rows 0.5·e1 beside it: A = diag(1.75, 0) versus diag(0.75, 1)."""
+    X = np.zeros((4, 2))
+    X[:, 0] = 0.5
+    Xp = X.copy()
+    X[0], Xp[0] = [1.0, 0.0], [0.0, 1.0]
+    return (X,), (Xp,)
+
+
+def _cca_rows():
+    """Joint rows e1 (in X) versus e3 (in Y): C = ZᵀZ/N changes by ±1/N on two diagonal entries."""
+    Z = np.zeros((4, 4))
+    Z[1:, 1] = 0.5
+    Zp = Z.copy()
+    Z[0, 0], Zp[0, 2] = 1.0, 1.0
+    return (Z[:, :2], Z[:, 2:]), (Zp[:, :2], Zp[:, 2:])
+
+
+def _heavy_views():
+    """The heavy unit's joint rows e1 (in X) versus e3 (in Y), the others 0.5·e2, with their identifiers."""
+    Z, Zp = np.zeros((HEAVY + 3, 4)), np.zeros((HEAVY + 3, 4))
+    Z[:, 1] = Zp[:, 1] = 0.5
+    Z[:HEAVY, 0], Zp[:HEAVY, 2] = 1.0, 1.0
+    Z[:HEAVY, 1] = Zp[:HEAVY, 1] = 0.0
+    return (Z[:, :2], Z[:, 2:], heavy_ids()), (Zp[:, :2], Zp[:, 2:], heavy_ids())
+
+
+def _one_row_moved():
+    """A = 0 versus one row e1 (Hardt & Roth's relation: a change of norm 1)."""
+    A = np.zeros((6, 4))
+    Ap = A.copy()
+    Ap[0, 0] = 1.0
+    return (A,), (Ap,)
+
+
+def _c_hat(result):
+    return result.C_hat
 
 
 # ----------------------------------------------------------------------------- mis-declared variants
@@ -151,6 +240,7 @@ def pca_ag() -> Cases:
                 keywords=("privacy_unit",),
                 tags=UNITS,
             ),
+            _unit_audit("pca_ag unit audit", {"epsilon": 1.0, "delta": 1e-5}, _diagonal_event(0.75), 4000, 1e-5),
         ),
         battery=_matrix_battery(delta=1e-6),
         misdeclared=(("pca_ag", _halve("dpstats.decomposition._pca", "norm_bound_squared")),),
@@ -195,6 +285,13 @@ def pca_ppm() -> Cases:
                 keywords=("privacy_unit",),
                 tags=UNITS,
             ),
+            _unit_audit(
+                "pca_ppm unit audit",
+                {"k": 1, "epsilon": 1.0, "delta": 1e-5, "n_iter": 2},
+                lambda: lambda V: abs(V[0, 0]) > abs(V[1, 0]),
+                4000,
+                1e-5,
+            ),
         ),
         battery=_matrix_battery(k=2, delta=1e-6),
         misdeclared=(("pca_ppm", _halve("dpstats.decomposition._pca", "norm_bound_squared")),),
@@ -237,6 +334,25 @@ def pca_ppca() -> Cases:
                 keywords=("privacy_unit",),
                 tags=UNITS,
             ),
+            Example(
+                "pca_ppca audit",
+                lambda: _orthogonal(2)()[0],
+                {"k": 1, "epsilon": 1.0},
+                audit=Audit(_orthogonal(2), _score_event, 2000, (11, 12)),
+            ),
+            Example(
+                "pca_ppca audit k=2",
+                lambda: _orthogonal(3)()[0],
+                {"k": 2, "epsilon": 1.0},
+                audit=Audit(_orthogonal(3), _score_event, 2000, (11, 12)),
+            ),
+            Example(
+                "pca_ppca gibbs audit",
+                lambda: _orthogonal(3)()[0],
+                {"k": 2, "epsilon": 1.0, "sampler": "gibbs"},
+                audit=Audit(_orthogonal(3), _score_event, 1000, (11, 12)),
+            ),
+            _unit_audit("pca_ppca unit audit", {"k": 1, "epsilon": 1.0}, _score_event, 2000),
         ),
         battery=_matrix_battery(k=2),
         misdeclared=(("pca_ppca", _halve("dpstats.decomposition._bingham", "norm_bound_squared")),),
@@ -370,6 +486,19 @@ def covariance() -> Cases:
                 keywords=("privacy_unit",),
                 tags=UNITS,
             ),
+            Example(
+                "covariance amin audit",
+                lambda: _orthogonal(2)()[0],
+                {"epsilon": 1.0},
+                audit=Audit(_orthogonal(2), _diagonal_event(0.5), 4000, (31, 32)),  # +1.5 against -0.5 noiseless
+            ),
+            Example(
+                "covariance amin adaptive audit",
+                lambda: _orthogonal(2)()[0],
+                {"epsilon": 1.0, "split": "adaptive"},
+                audit=Audit(_orthogonal(2), _diagonal_event(0.5), 4000, (31, 32)),
+            ),
+            _unit_audit("covariance amin unit audit", {"epsilon": 1.0}, lambda: lambda C: C[0, 0] > C[1, 1], 2000),
         ),
         battery=_matrix_battery(),
         misdeclared=(
@@ -425,6 +554,30 @@ def covariance_dong() -> Cases:
                 {"epsilon": 1.0, "delta": 1e-6, "algorithm": "separate", "max_rows": 5},
                 keywords=("privacy_unit",),
                 tags=UNITS,
+            ),
+            # the estimate mixes two noisy releases with half the budget each and is projected onto [0, n]: the event
+            # sees part of the privacy loss, so the under-noised variant claims ε for a 32 ε calibration
+            Example(
+                "covariance_dong separate audit",
+                lambda: _dong_rows()[0],
+                {"epsilon": 1.0, "delta": 1e-5, "algorithm": "separate"},
+                audit=Audit(_dong_rows, _diagonal_event(1.0), 1000, (51, 52), delta=1e-5, under=32.0),
+            ),
+            Example(
+                "covariance_dong adaptive audit",
+                lambda: _dong_rows()[0],
+                {"epsilon": 1.0, "delta": 1e-5},
+                audit=Audit(_dong_rows, _diagonal_event(1.0), 600, (51, 52), delta=1e-5, under=32.0),
+            ),
+            _unit_audit(
+                "covariance_dong separate unit audit",
+                {"epsilon": 1.0, "delta": 1e-5, "algorithm": "separate"},
+                _diagonal_event(0.75),
+                1000,
+                1e-5,
+            ),
+            _unit_audit(
+                "covariance_dong adaptive unit audit", {"epsilon": 1.0, "delta": 1e-5}, _diagonal_event(0.75), 600, 1e-5
             ),
         ),
         battery=_matrix_battery(delta=1e-6),
@@ -507,6 +660,23 @@ def cca() -> Cases:
                 output=u,
                 tags=UNITS,
             ),
+            Example(
+                "cca audit",
+                lambda: _cca_rows()[0],
+                {"k": 1, "epsilon": 1.0, "delta": 1e-5},
+                output=_c_hat,
+                audit=Audit(_cca_rows, lambda: lambda C: C[0, 0] - C[2, 2] > 0.0, 2000, (21, 22), delta=1e-5),
+            ),
+            Example(
+                "cca unit audit",
+                lambda: _heavy_views()[0],
+                {"k": 1, "epsilon": 1.0, "delta": 1e-5, "max_rows": HEAVY},
+                keywords=("privacy_unit",),
+                output=_c_hat,
+                audit=Audit(
+                    _heavy_views, lambda: lambda C: C[0, 0] - C[2, 2] > 0.0, 3000, (10, 10), 1e-5, broken=ROW_LEVEL
+                ),
+            ),
         ),
         battery=(((ex.golden().X[:40, :3] / 2, ex.golden().Y[:40, :2] / 2), {"k": 1, "epsilon": 1.0, "delta": 1e-6}),),
         misdeclared=(("cca", _halve("dpstats.decomposition._cca", "norm_bound_squared")),),
@@ -546,6 +716,20 @@ def low_rank() -> Cases:
                 _lazy("A", chunks=30),
                 {"k": 2, "epsilon": 1.0, "delta": 1e-6, "bounds": (0, 1)},
                 seed=56,
+            ),
+            # the range finder's sensitivity (a chi quantile, about 6 here) dwarfs the change of norm 1, so its
+            # under-noised variant needs 64 ε before the change shows
+            Example(
+                "low_rank audit",
+                lambda: _one_row_moved()[0],
+                {"k": 1, "epsilon": 1.0, "delta": 1e-5, "bounds": (0, 1)},
+                audit=Audit(_one_row_moved, lambda: lambda B: B[0, 0] > 0.5, 2000, (31, 32), 1e-5, under=64.0),
+            ),
+            Example(
+                "low_rank input audit",
+                lambda: _one_row_moved()[0],
+                {"k": 1, "epsilon": 1.0, "delta": 1e-5, "bounds": (0, 1), "method": "input_perturbation"},
+                audit=Audit(_one_row_moved, lambda: lambda B: B[0, 0] > 0.5, 2000, (31, 32), 1e-5),
             ),
         ),
         battery=(((ex.golden().A[:8, :10],), {"k": 2, "epsilon": 1.0, "delta": 1e-6, "bounds": (0, 1)}),),

@@ -161,11 +161,14 @@ def second_moment(X, *, clip: bool = False) -> np.ndarray:
     return float_gram(check_row_norms(data.X, data.name, clip=True) if check_flag(clip, "clip") else data.X)
 
 
-def bounded_rows(X, privacy_unit, max_rows, clip: bool, rng, *, k=None) -> Bounded:
+_NO_K = object()
+
+
+def bounded_rows(X, privacy_unit, max_rows, clip: bool, rng, *, k=_NO_K) -> Bounded:
     """The rows a PCA release reads (:func:`dpstats._engine.bound_matrix`: read once, clipped or checked, bounded
-    per unit), and ``k`` checked against their columns (before anything is charged)."""
+    per unit), and ``k`` (when the release takes one) checked against their columns, before anything is charged."""
     rows = bound_matrix(X, privacy_unit, max_rows, clip=clip, rng=rng)
-    if k is not None:
+    if k is not _NO_K:
         _check_k(k, rows.arrays[0].shape[1])
     return rows
 

@@ -8,8 +8,13 @@ by the tests.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import _examples as ex
 from .._neighbours import (
+    HEAVY,
+    heavy_ids,
+    heavy_values,
     labels_changed,
     neighbours_at_bounds,
     neighbours_of_a_unit,
@@ -17,7 +22,7 @@ from .._neighbours import (
     selected_rows,
     units_moved_between_keys,
 )
-from .._registry import Cases, Example
+from .._registry import Audit, Cases, Example
 
 EPS, DELTA = 1.0, 1e-6
 UNITS = frozenset({"units"})
@@ -98,9 +103,55 @@ def _counts(result):
 
 
 def _array(result):
-    import numpy as np
-
     return np.array(result)
+
+
+# ----------------------------------------------------------------------------- audits
+
+#: The unit-level audits' variant: the same call without its unit (calibrated as if each row were a person), whose
+#: true privacy loss on the heavy unit's HEAVY rows is about HEAVY times ε.
+ROW_LEVEL = {"privacy_unit": None, "max_rows": None}
+
+
+def _one(value):
+    return (np.array(value, dtype=float),)
+
+
+def _single(a, b):
+    """A pair of one-array data tuples."""
+    return lambda: (_one(a), _one(b))
+
+
+def _threshold(value, index=None):
+    """The event ``output > value`` (of ``output[index]`` when given)."""
+    return lambda: lambda out: (out if index is None else out[index]) > value
+
+
+def _heavy_pair(heavy, others=0.5):
+    """The heavy unit's rows at 0 versus at ``heavy`` (the others at ``others``), with their identifiers."""
+    return lambda: ((heavy_values(0.0, others), heavy_ids()), (heavy_values(heavy, others), heavy_ids()))
+
+
+def _unit_audit(label: str, kwargs: dict, event, *, others=0.5, output=None) -> Example:
+    """A unit-level audit: the heavy unit's HEAVY rows at 0 versus at 1; the row-level variant must be flagged."""
+    return Example(
+        label,
+        lambda: _heavy_pair(1.0, others)()[0],
+        {**kwargs, "max_rows": HEAVY},
+        keywords=("privacy_unit",),
+        output=output,
+        audit=Audit(_heavy_pair(1.0, others), event, 6000, (7, 7), broken=ROW_LEVEL),
+    )
+
+
+def _count_pair():
+    """The heavy unit's rows disappear but one (a unit keeps at least one row): the count moves by HEAVY − 1."""
+    few, ids_few = np.r_[np.zeros(1), [0.5, 0.5, 0.5]], np.r_[0, np.arange(1, 4)]
+    return (heavy_values(0.0), heavy_ids()), (few, ids_few)
+
+
+def _variance_event():
+    return lambda out: out > np.var(heavy_values(1.0, 0.0)) / 2  # halfway between it and the variance 0 of zeros
 
 
 # ----------------------------------------------------------------------------- mis-declared variants
@@ -339,6 +390,20 @@ def mean() -> Cases:
                 keywords=("privacy_unit",),
                 tags=UNITS,
             ),
+            Example(
+                "mean audit",
+                lambda: _one([0.0]),
+                {"epsilon": 1.0, "bounds": (0, 1)},
+                audit=Audit(_single([0.0], [1.0]), _threshold(1.0), 20_000, (1, 2)),
+            ),
+            Example(
+                "mean gaussian audit",
+                lambda: _one([0.0]),
+                {"epsilon": 1.0, "delta": 1e-3, "bounds": (0, 1)},
+                audit=Audit(_single([0.0], [1.0]), _threshold(1.5), 20_000, (4, 5), delta=1e-3),
+            ),
+            # halfway between the noiseless means 1.5/19 and 17.5/19
+            _unit_audit("mean unit audit", {"epsilon": 1.0, "bounds": (0, 1)}, _threshold(0.5)),
         ),
         battery=_battery(bounds=(0, 1)),
         misdeclared=(("mean", halve_noise), ("mean by", halve_groups), ("mean by selected units", halve_groups)),
@@ -405,6 +470,13 @@ def variance() -> Cases:
                 keywords=("privacy_unit",),
                 tags=UNITS,
             ),
+            Example(
+                "variance audit",
+                lambda: _one([0.0, 0.0]),
+                {"epsilon": 1.0, "bounds": (0, 1)},
+                audit=Audit(_single([0.0, 0.0], [0.0, 1.0]), _threshold(0.25), 20_000, (2, 3)),
+            ),
+            _unit_audit("variance unit audit", {"epsilon": 1.0, "bounds": (0, 1)}, _variance_event, others=0.0),
         ),
         battery=_battery(bounds=(0, 1)),
     )
@@ -442,6 +514,8 @@ def sum() -> Cases:  # noqa: A001 (the release's name)
                 keywords=("privacy_unit",),
                 tags=UNITS,
             ),
+            # halfway between the sums 1.5 and 17.5
+            _unit_audit("sum unit audit", {"epsilon": 1.0, "bounds": (0, 1)}, _threshold(9.5)),
         ),
         battery=_battery(bounds=(0, 1)),
     )
@@ -468,6 +542,13 @@ def count() -> Cases:
             Example("count_by_units", _visits("*"), {"epsilon": 1.0, "delta": 1e-6, **_PEOPLE}, seed=73),
             Example(
                 "count of units", _unit_values, {"epsilon": 1.0, "max_rows": 5}, keywords=("privacy_unit",), tags=UNITS
+            ),
+            Example(
+                "count unit audit",
+                lambda: _count_pair()[0],
+                {"epsilon": 1.0, "max_rows": HEAVY},
+                keywords=("privacy_unit",),
+                audit=Audit(_count_pair, _threshold((HEAVY + 3 + 4) / 2), 6000, (8, 8), broken=ROW_LEVEL),
             ),
         ),
         battery=(((_unit_values()[0],), {"epsilon": 1.0, "privacy_unit": _unit_values()[1], "max_rows": 2}),),
@@ -566,6 +647,19 @@ def histogram() -> Cases:
                 output=_counts,
                 tags=UNITS,
             ),
+            Example(
+                "histogram audit",
+                lambda: _one([0.2]),
+                {"epsilon": 1.0, "bins": 2, "range": (0, 1)},
+                output=_counts,
+                audit=Audit(_single([0.2], [0.8]), lambda: lambda out: out[0] - out[1] > 2.0, 20_000, (3, 4)),
+            ),
+            _unit_audit(
+                "histogram unit audit",
+                {"epsilon": 1.0, "bins": 2, "range": (0, 1)},
+                lambda: lambda out: out[1] - out[0] > 3.0,  # halfway between 3 − 16 and 19 − 0
+                output=_counts,
+            ),
         ),
         battery=_battery(range=(0, 1)),
         misdeclared=(("histogram", halve_noise),),
@@ -623,6 +717,11 @@ def quantile() -> Cases:
                 keywords=("privacy_unit",),
                 tags=UNITS,
             ),
+            _unit_audit(
+                "quantile unit audit",
+                {"q": 0.5, "epsilon": 1.0, "bounds": (0, 1), "grid_size": 64},
+                _threshold(0.75),  # the medians are 0 and 1
+            ),
         ),
         battery=_battery(q=0.5, bounds=(0, 1)),
         misdeclared=(("quantile", halve_scores),),
@@ -663,6 +762,19 @@ def private_norm_bound() -> Cases:
                 {"epsilon": 1.0, "max_rows": 5},
                 keywords=("privacy_unit",),
                 tags=UNITS,
+            ),
+            # two rows of norms 2^-8 and 2^8 versus 2^-8 and 2^-6: the median's best grid points lie between the two
+            # norms (16 versus 2 of the 40 octaves of the log grid), the others e^{-ε/2} times less likely
+            Example(
+                "private_norm_bound audit",
+                lambda: (np.array([[2.0**-8], [2.0**8]]),),
+                {"epsilon": 1.0, "q": 0.5},
+                audit=Audit(
+                    lambda: ((np.array([[2.0**-8], [2.0**8]]),), (np.array([[2.0**-8], [2.0**-6]]),)),
+                    _threshold(2.0**-5),
+                    1000,
+                    (61, 62),
+                ),
             ),
         ),
         battery=(((ex.unit_data().X,), {"epsilon": 1.0}),),

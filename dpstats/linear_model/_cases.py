@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
+
 from .. import _examples as ex
-from .._neighbours import neighbours_with_labels
-from .._registry import Cases, Example
+from .._neighbours import HEAVY, heavy_ids, heavy_rows, neighbours_with_labels
+from .._registry import Audit, Cases, Example
 
 EPS = 1.0
 UNITS = frozenset({"units"})
@@ -37,6 +39,67 @@ def _streamed():
 
 def _units():
     return (ex.unit_data().X, ex.unit_data().y, ex.unit_data().ids)
+
+
+# ----------------------------------------------------------------------------- audits
+
+
+def _examples():
+    """Neighbours differing in one example (its features flipped): the objective-perturbation audits'."""
+    X = np.array([[0.6, 0.0], [0.0, 0.8], [-0.5, 0.5], [0.3, -0.7]])
+    y = np.array([1.0, 1.0, -1.0, -1.0])
+    X2 = X.copy()
+    X2[0] = [-0.6, 0.0]
+    return (X, y), (X2, y.copy())
+
+
+def _heavy():
+    """The heavy unit's HEAVY examples at 0.6·e1 versus −0.6·e1 (label +1), three others, with identifiers."""
+    y = np.r_[np.ones(HEAVY), [-1.0, 1.0, -1.0]]
+    E1 = np.array([1.0, 0.0])
+    return (heavy_rows(0.6 * E1), y, heavy_ids()), (heavy_rows(-0.6 * E1), y, heavy_ids())
+
+
+def _midpoint_event(name: str, pair, kwargs: dict, epsilon: float, seeds):
+    """The event ``f[0] > m``, m halfway between the first weights of (nearly) noiseless fits on the two datasets
+    (at ``epsilon``, averaged over ``seeds``): derived from the data, never tuned on the audit's outcome."""
+
+    def event():
+        from . import _erm
+
+        release = getattr(_erm, name)
+        firsts = [np.mean([release(*data[:2], epsilon, **kwargs, rng=seed)[0] for seed in seeds]) for data in pair()]
+        middle = sum(firsts) / 2
+        return lambda f: f[0] > middle
+
+    return event
+
+
+def _audits(name: str) -> list[Example]:
+    """The objective-perturbation audit and the unit-level output-perturbation audit of ``name``."""
+    objective = {"lam": 1.0, "method": "objective"}
+    output = {"lam": 1.0, "method": "output"}
+    return [
+        Example(
+            f"{name} objective audit",
+            lambda: _examples()[0],
+            {"epsilon": 1.0, **objective},
+            audit=Audit(_examples, _midpoint_event(name, _examples, objective, 1e3, range(20)), 1000, (41, 42)),
+        ),
+        Example(
+            f"{name} unit audit",
+            lambda: _heavy()[0],
+            {"epsilon": 1.0, **output, "max_rows": HEAVY},
+            keywords=("privacy_unit",),
+            audit=Audit(
+                _heavy,
+                _midpoint_event(name, _heavy, output, 1e6, [0]),
+                1500,
+                (11, 11),
+                broken={"privacy_unit": None, "max_rows": None},
+            ),
+        ),
+    ]
 
 
 def _halve_norm_bound(monkeypatch):
@@ -94,6 +157,7 @@ def svm() -> Cases:
                 keywords=("privacy_unit",),
                 tags=UNITS,
             ),
+            *_audits("svm"),
         ),
         battery=_battery(),
         misdeclared=(("svm output", _halve_norm_bound), ("svm objective", _halve_norm_bound)),
@@ -126,6 +190,7 @@ def logistic_regression() -> Cases:
                 keywords=("privacy_unit",),
                 tags=UNITS,
             ),
+            *_audits("logistic_regression"),
         ),
         battery=_battery(),
     )
