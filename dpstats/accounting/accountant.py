@@ -188,12 +188,47 @@ class Accountant:
     @property
     def head(self) -> tuple[int, str] | None:
         """For a ledger file: (number of records, SHA-256 of the last record). Keep it elsewhere (a lab notebook,
-        a commit) to detect later a rewrite of the whole log, which the log alone cannot show. None without a
-        ledger file."""
+        a commit) and :meth:`check_head` it later, to detect a rollback or a rewrite of the log with its head, which
+        the files alone cannot show. None without a ledger file."""
         if self._log is None:
             return None
         with self._synced():
             return self._log.head
+
+    def check_head(self, head) -> None:
+        """Check that the ledger file still holds a head noted earlier (:attr:`head`, kept elsewhere: a lab
+        notebook, a commit, an e-mail): at least its number of records, the last of them with its hash.
+
+        The files alone cannot show a rollback by someone who can write both: the last records deleted together
+        with their head entries, or the log cut to a consistent prefix with a head to match, or rewritten from some
+        record on (:mod:`dpstats.accounting.log`, "What the files cannot show"). A head pinned outside them can:
+        this raises :class:`~dpstats.exceptions.LedgerTamperedError` (naming the file and the record) if the
+        ledger no longer extends it, and the accountant refuses every later use, as for any tampering.
+
+        Parameters
+        ----------
+        head : (int, str)
+            ``(number of records, SHA-256 of the last record)``, as :attr:`head` gave it.
+        """
+        valid = (
+            isinstance(head, (tuple, list))
+            and len(head) == 2
+            and isinstance(head[0], numbers.Integral)
+            and not isinstance(head[0], bool)
+            and head[0] >= 0
+            and isinstance(head[1], str)
+            and len(head[1]) == 64
+            and all(c in "0123456789abcdef" for c in head[1])
+        )
+        if not valid:
+            raise ParameterError(
+                f"head must be (number of records, SHA-256 hex digest of the last record) as Accountant.head gives "
+                f"it; got {head!r}"
+            )
+        if self._log is None:
+            raise ParameterError("check_head needs a ledger file: an in-memory ledger has no head")
+        with self._synced() as fd:
+            self._log.check_pinned(fd, int(head[0]), head[1])
 
     def composition_items(self) -> list:
         """The ledger as the composition rules take it: events and :class:`~dpstats.accounting.Parallel` blocks,
