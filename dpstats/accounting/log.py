@@ -48,13 +48,14 @@ it, because the chain holds no secret:
   likewise.
 
 And with the head left as it is, **one** record appended after it, numbered and chained to the last, reads as the
-unfinished append of a crash (it can only add a charge). Everything else — a change to any record the head covers,
-two records beyond it, a cut inside the records it covers — is detected. Against the rollbacks, keep a copy of the
-head elsewhere (:attr:`dpstats.Accountant.head`: a lab notebook, a commit, a message to a colleague) and check it
-later with :meth:`dpstats.Accountant.check_head`, which raises if the ledger no longer extends it; or keep the files
-where only dpstats' processes can write. (Requiring the head to be current would make every crash between the two
-writes look like tampering, and writing the head first would let a record be cut from the end unseen; neither is
-better.)
+unfinished append of a crash (it can only add a charge); deleting such an unheaded record reads as a crash before
+it was written — which forgets no release, since a release goes out only after its head entry is on disk.
+Everything else — a change to any record the head covers, two records beyond it, a cut inside the records it
+covers — is detected. Against the rollbacks, keep a copy of the head elsewhere (:attr:`dpstats.Accountant.head`:
+a lab notebook, a commit, a message to a colleague) and check it later with :meth:`dpstats.Accountant.check_head`,
+which raises if the ledger no longer extends it; or keep the files where only dpstats' processes can write.
+(Requiring the head to be current would make every crash between the two writes look like tampering, and writing
+the head first would let a record be cut from the end unseen; neither is better.)
 
 A full disk (or a file-size limit) while appending truncates the log back to its previous length and raises
 :class:`~dpstats.exceptions.LedgerError`: the release is refused and the ledger is as it was. No temporary file
