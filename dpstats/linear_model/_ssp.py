@@ -1,0 +1,321 @@
+"""Sufficient-statistics perturbation for linear regression: SSP and AdaSSP (Wang, UAI 2018).
+
+Both release the Gram matrix of the augmented rows and solve the normal equations on it: the noisy ``[X y]ᵀ[X y]``
+is exactly Analyze Gauss (Dwork, Talwar, Thakurta & Zhang 2014, Algorithm 1; :func:`dpstats.pca_ag`) applied to the
+scaled rows ``z = [x̃, 1, ỹ]·a`` defined below, with the same exact grid machinery.
+
+**Scaling to a public norm bound.** Every column j of X has public bounds [l_j, u_j] (``bounds_X``), y has
+[l_y, u_y] (``bounds_y``). With an intercept each value is centred and scaled by its bounds,
+``x̃_j = (x_j − c_j)/s_j`` with c_j = (l_j + u_j)/2 and s_j = (u_j − l_j)/2, so x̃_j ∈ [−1, 1]; without one the
+model has no constant term, so the values are only scaled, ``x̃_j = x_j/max(|l_j|, |u_j|)``. The row of the
+release is z = a·[x̃_1 … x̃_d, (1,) ỹ] with k = d (+ 1) + 1 entries and a = 1/√k rounded down until k·a² <= 1
+exactly; every entry is clipped to [−a, a] (values within the bounds move only by their rounding), so
+‖z‖₂ <= 1 for every row, exactly, whatever the rounding. Regressing ỹ on [x̃, 1] is regressing y on [x, 1]: the
+coefficients θ on the scaled columns map back to ``coef_j = s_y θ_j / s_j`` and
+``intercept = c_y + s_y (θ_1 − Σ_j θ_j c_j / s_j)`` (post-processing).
+
+**Sensitivity.** Replacing one row z by z′ (n public) changes A = ZᵀZ by D = z zᵀ − z′ z′ᵀ, whose upper triangle
+has Euclidean norm at most ‖D‖_F <= √2 (‖z‖, ‖z′‖ <= 1; :mod:`dpstats.decomposition._pca`): **Δ₂ = √2**. D has
+one eigenvalue in [0, 1] and one in [−1, 0], so every eigenvalue of A, and of any principal block of A, moves by at
+most **1** (Weyl). With a privacy unit (replace all rows of one unit, at most m kept) a unit contributes a positive
+semi-definite P with tr P <= m: **Δ₂ = √2·m** and the eigenvalues move by at most **m**.
+
+**Exactness.** A is computed block by block on a public grid and released with exact discrete Gaussian noise
+(:func:`dpstats._engine.grid_gram`, :func:`dpstats.noise.release.make_noise`); the per-block rounding is charged.
+AdaSSP's smallest eigenvalue is computed from the grid matrix by bisection with Cholesky tests, whose floating-point
+error has a public bound (:func:`certified_min_eigenvalue`), charged as slack.
+
+**AdaSSP** (Wang 2018, Algorithm 2). Three releases: λ_min(XᵀX) (sensitivity 1, shifted down by Wang's
+σ·√log(6/δ) so that it is a lower bound with high probability, then clipped at 0), the ridge
+λ = max(0, σ_E·√(k_x·log(2k_x²/ρ)) − λ̃_min) (ρ = 0.05, σ_E the per-entry noise of the Gram matrix, k_x its
+columns), XᵀX and Xᵀy (here together as the augmented Gram matrix), then θ = (XᵀX~ + λI)⁻¹ Xᵀy~. Wang splits
+(ε, δ) in three equal parts by basic composition; dpstats gives the eigenvalue a third of one Gaussian budget and
+the Gram matrix the rest (:func:`~dpstats.noise.release.make_noise`'s ``share``), which compose exactly into one
+(ε, δ) Gaussian mechanism (Dong, Roth & Su 2022) — less noise than three (ε/3, δ/3) releases.
+
+**SSP** (Wang 2018, Section 4.1; Dwork et al. 2014): the Gram matrix alone with the whole budget, then
+θ = (XᵀX~)⁻¹ Xᵀy~ (a pseudo-inverse when the noisy matrix is singular). It needs no ridge but fails when XᵀX~ is
+ill-conditioned: AdaSSP is the default.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from .._engine import bound_checked, reduce_rows
+from .._kernels.gram import GridGram, gram_reduction, grid_gram_slack, symmetric_from_upper
+from .._rounding import UNIT_ROUNDOFF, float_up, gamma, sqrt_up
+from .._validation import raise_nonfinite
+from ..accounting import charge
+from ..accounting.events import composed_gaussian
+from ..exceptions import OutOfBoundsError
+from ..noise.random import describe_source
+from ..noise.release import GRID_BITS, Statistic, grid_for, make_noise
+
+__all__ = ["ADASSP_EIGENVALUE_SHARE", "RHO", "Scaling", "SufficientStatistics", "certified_min_eigenvalue", "fit_ssp"]
+
+#: Wang (2018)'s failure probability ρ of the ridge's eigenvalue bound (the value of the paper's experiments).
+RHO = 0.05
+#: The part of the Gaussian budget AdaSSP spends on λ_min (Wang: a third, by basic composition).
+ADASSP_EIGENVALUE_SHARE = Fraction(1, 3)
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """The public map of a row (x, y) to z = a·[x̃, (1,) ỹ] with ‖z‖₂ <= 1 (module docstring)."""
+
+    lower: np.ndarray  # d + 1 bounds: the columns of X, then y
+    upper: np.ndarray
+    intercept: bool
+    clip: bool
+    center: np.ndarray = field(init=False)
+    scale: np.ndarray = field(init=False)
+    entry: float = field(init=False)
+
+    def __post_init__(self):
+        lower, upper = np.asarray(self.lower, float), np.asarray(self.upper, float)
+        if self.intercept:
+            center, scale = (lower + upper) / 2.0, (upper - lower) / 2.0
+        else:
+            center, scale = np.zeros_like(lower), np.maximum(np.abs(lower), np.abs(upper))
+        object.__setattr__(self, "center", center)
+        object.__setattr__(self, "scale", scale)
+        k = self.width
+        a = 1.0 / math.sqrt(k)
+        while Fraction(a) ** 2 * k > 1:
+            a = math.nextafter(a, 0.0)
+        object.__setattr__(self, "entry", a)
+
+    @property
+    def features(self) -> int:
+        return self.lower.size - 1
+
+    @property
+    def width(self) -> int:
+        """k: the entries of z."""
+        return self.features + (1 if self.intercept else 0) + 1
+
+    def rows(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """The rows z of a block (clipped to the bounds first with ``clip``; each entry to [−a, a])."""
+        V = np.column_stack([X, y])
+        if self.clip:
+            V = np.clip(V, self.lower, self.upper)
+        Z = np.clip((V - self.center) / self.scale, -1.0, 1.0) * self.entry
+        if self.intercept:
+            Z = np.insert(Z, self.features, self.entry, axis=1)
+        return Z
+
+    def violations(self, X: np.ndarray, y: np.ndarray):
+        """What is wrong in a block (None if nothing): non-finite values, and (without ``clip``) values outside the
+        declared bounds, counted."""
+        V = np.column_stack([X, y])
+        finite = np.isfinite(V)
+        nonfinite = int(V.size - np.count_nonzero(finite))
+        if nonfinite:
+            return BoundViolations(nonfinite=nonfinite)
+        if self.clip:
+            return None
+        outside = (V < self.lower) | (V > self.upper)
+        if not outside.any():
+            return None
+        return BoundViolations(outside_X=int(outside[:, :-1].sum()), outside_y=int(outside[:, -1].sum()))
+
+    def coefficients(self, theta: np.ndarray) -> tuple[np.ndarray, float]:
+        """(coef, intercept) in the data's units from the coefficients θ on the scaled columns."""
+        d = self.features
+        s_x, s_y = self.scale[:d], self.scale[d]
+        coef = s_y * theta[:d] / s_x
+        if not self.intercept:
+            return coef, 0.0
+        return coef, float(self.center[d] + s_y * (theta[d] - np.sum(theta[:d] * self.center[:d] / s_x)))
+
+
+@dataclass(frozen=True)
+class BoundViolations:
+    """Values a bounds check found (added up over blocks): counts only, never a value of the data."""
+
+    nonfinite: int = 0
+    outside_X: int = 0
+    outside_y: int = 0
+
+    def __add__(self, other: BoundViolations) -> BoundViolations:
+        return BoundViolations(
+            self.nonfinite + other.nonfinite, self.outside_X + other.outside_X, self.outside_y + other.outside_y
+        )
+
+    def raise_error(self, name: str = "X") -> None:
+        if self.nonfinite:
+            raise_nonfinite("X and y", self.nonfinite)
+        parts = [f"X has {self.outside_X} value(s) outside bounds_X"] if self.outside_X else []
+        parts += [f"y has {self.outside_y} value(s) outside bounds_y"] if self.outside_y else []
+        raise OutOfBoundsError(
+            "; ".join(parts) + ". Fix the bounds (chosen without looking at the data), or pass clip=True (clipping "
+            "to public bounds keeps the guarantee), or bounds_X='private' / bounds_y='private'"
+        )
+
+
+@dataclass(frozen=True)
+class SufficientStatistics:
+    """What the release leaves for inference (a parametric bootstrap): the noisy augmented Gram matrix of the scaled
+    rows, the noise's standard deviation per entry (``sigma``), AdaSSP's ridge and its eigenvalue noise, the scaling,
+    and the public row bound. Everything here is a release or public."""
+
+    gram: np.ndarray
+    sigma: float
+    ridge: float
+    sigma_eigenvalue: float | None
+    scaling: Scaling
+    rows_bound: int
+
+
+def _scaled_product(X: np.ndarray, y: np.ndarray, leaf, scaling: Scaling):
+    return leaf(scaling.rows(X, y))
+
+
+def _gram(X, y, scaling: Scaling, grid: Fraction, rows_bound: int) -> GridGram:
+    """ZᵀZ of the scaled rows on the grid, in one pass over X and y (each block checked, scaled and multiplied while
+    in cache), on the data's engine."""
+    k = scaling.width
+    rows, leaf, new_sum = gram_reduction(rows_bound, k, grid)
+    leaf = functools.partial(_scaled_product, leaf=leaf, scaling=scaling)
+    found = reduce_rows((X, y), rows, leaf, new_sum, check=scaling.violations, parallel=True)
+    if found.checks is not None:
+        found.checks.raise_error()
+    return GridGram(found.body.total(), grid, grid_gram_slack(rows_bound, k, grid))
+
+
+def certified_min_eigenvalue(A: np.ndarray, trace_bound: float, floor: float) -> tuple[float, float]:
+    """(μ, τ): the smallest eigenvalue of the symmetric float matrix A to within the public τ, proven.
+
+    Bisection on μ with a Cholesky test of fl(A − μI), a fixed (public) number of steps from a public bracket:
+    ``lo`` = −``floor`` (A is a Gram matrix rounded to a grid: λ_min(A) >= −‖rounding‖₂ >= −floor, the caller's
+    public bound) and ``hi`` = ``trace_bound`` + 1 (above every diagonal entry: the test fails there). If the
+    floating-point Cholesky of B = fl(A − μI) completes,
+    R̂ᵀR̂ = B + ΔB with |ΔB| <= γ_{k+1}|R̂ᵀ||R̂| (Higham 2002, Theorem 10.3, any order of the inner products), so
+    λ_min(B) >= −γ_{k+1}‖R̂‖_F² >= −γ_{k+1} tr(B)/(1 − γ_{k+1}). If it fails, Demmel's theorem (Higham 2002,
+    Theorem 10.7: Cholesky completes when λ_min(D^-½BD^-½) > kγ_{k+1}/(1 − γ_{k+1})) gives
+    λ_min(B) <= max_i b_ii·kγ_{k+1}/(1 − γ_{k+1}). With the rounding of A − μI's diagonal (u|a_ii − μ|) and
+    |μ|, tr A <= T + 1 both errors are below E = (2k + 2)γ_{k+1}·2(T + 1) + 4u(T + 1); the bracket ends within
+    h <= E of each other. So λ_min(A) ∈ [μ − E, μ + h + E]: τ = 2E + (rounding of the bracket's midpoints).
+    ``trace_bound`` T bounds tr A from public values (rows·R² and the grid's slack).
+    """
+    k = A.shape[0]
+    top = float(trace_bound) + 1.0
+    g = gamma(k + 1)
+    error = float_up(
+        Fraction((2 * k + 2) * 2) * Fraction(g) * Fraction(top) + 4 * Fraction(UNIT_ROUNDOFF) * Fraction(top)
+    )
+    tau = float_up(2 * Fraction(error) + 8 * Fraction(UNIT_ROUNDOFF) * Fraction(top))
+    lo, hi = -float(floor), top
+    steps = max(1, math.ceil(math.log2((hi - lo) / error)))
+    identity = np.eye(k)
+    for _ in range(steps):  # a public number of tests, whatever the data
+        mid = (lo + hi) / 2.0
+        try:
+            np.linalg.cholesky(A - mid * identity)
+            lo = mid
+        except np.linalg.LinAlgError:
+            hi = mid
+    return lo, tau
+
+
+def fit_ssp(
+    X,
+    y,
+    units,
+    scaling: Scaling,
+    epsilon: float,
+    delta: float,
+    *,
+    adaptive: bool,
+    rng,
+    accountant,
+    events=(),
+    statements=(),
+    note: str = "",
+) -> tuple[np.ndarray, float, SufficientStatistics]:
+    """SSP or AdaSSP (module docstring) on rows already read (``units`` as from :func:`dpstats._engine.take_units`;
+    ``events``/``statements``/``note``: a private bound's release, charged with this one). Returns (coef, intercept,
+    the noisy statistics)."""
+    rows = bound_checked((X, y), units, rng, check=scaling.violations, name="X")
+    X, y = rows.arrays
+    m, rows_bound = rows.max_rows, rows.rows_bound
+    k = scaling.width
+    kx = k - 1
+    sensitivity = sqrt_up(2 * m * m)
+    upper = np.triu_indices(k)
+    entries = upper[0].size
+    grid = grid_for(sensitivity / math.sqrt(entries), GRID_BITS)
+    gram = _gram(X, y, scaling, grid, rows_bound)
+    statistic = Statistic(gram.values[upper], gram.grid)
+    slack = gram.slack * float(gram.grid)
+    share = 1 - ADASSP_EIGENVALUE_SHARE if adaptive else 1
+    gram_noise = make_noise(
+        epsilon=epsilon, delta=delta, sensitivity=sensitivity, changed=entries, unit=grid, slack=slack, share=share
+    )
+    noises = [gram_noise]
+    if adaptive:
+        A = gram.values[:kx, :kx].astype(np.float64) * float(grid)
+        trace_bound = float_up(Fraction(rows_bound) + Fraction(kx) * Fraction(slack) + Fraction(kx))
+        smallest, tau = certified_min_eigenvalue(A, trace_bound, float_up(kx * Fraction(slack)))
+        eigen_noise = make_noise(
+            epsilon=epsilon,
+            delta=delta,
+            sensitivity=float(m),
+            changed=1,
+            slack=float_up(2 * Fraction(tau) + kx * Fraction(slack)),
+            share=ADASSP_EIGENVALUE_SHARE,
+        )
+        noises.insert(0, eigen_noise)
+    event = composed_gaussian([n.event for n in noises], epsilon, delta) if adaptive else gram_noise.event
+    what = (
+        "AdaSSP (Wang 2018, Algorithm 2): lambda_min of X'X (1/3 of the Gaussian budget, certified bisection) and the "
+        "augmented Gram matrix (2/3), composed exactly"
+        if adaptive
+        else "SSP: the augmented Gram matrix [X y]'[X y] (Analyze Gauss)"
+    )
+    charge(
+        accountant,
+        "linear_regression",
+        [*events, event],
+        relation=rows.relation,
+        note="; ".join(
+            p
+            for p in (
+                note,
+                f"{rows.note()}{what}; exact discrete Gaussian noise on a public grid",
+                describe_source(rng),
+            )
+            if p
+        ),
+        noise=[*statements, *(n.statement("Gram units of the scaled rows (|z| <= 1)") for n in noises)],
+    )
+    ridge, sigma_eigen = 0.0, None
+    if adaptive:
+        noisy = float(eigen_noise.apply(Statistic(np.array([smallest])), rng)[0])
+        sigma_eigen = eigen_noise.noise_scale
+        lower = max(noisy - sigma_eigen * math.sqrt(math.log(6.0 / delta)), 0.0)
+        ridge = max(0.0, gram_noise.noise_scale * math.sqrt(kx * math.log(2.0 * kx * kx / RHO)) - lower)
+    G = symmetric_from_upper(gram_noise.apply(statistic, rng), k)
+    if scaling.intercept and not rows.by_unit:  # the constant column's square is n·a², public (n is)
+        G[kx - 1, kx - 1] = X.shape[0] * scaling.entry**2
+    theta = _solve(G[:kx, :kx] + ridge * np.eye(kx), G[:kx, kx])
+    coef, intercept = scaling.coefficients(theta)
+    stats = SufficientStatistics(G, gram_noise.noise_scale, ridge, sigma_eigen, scaling, rows_bound)
+    return coef, intercept, stats
+
+
+def _solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A⁻¹b for the noisy normal equations (post-processing); the pseudo-inverse's solution when A is singular."""
+    try:
+        theta = np.linalg.solve(A, b)
+        if np.all(np.isfinite(theta)):
+            return theta
+    except np.linalg.LinAlgError:
+        pass
+    return np.linalg.lstsq(A, b, rcond=None)[0]
