@@ -204,24 +204,35 @@ def certified_min_eigenvalue(A: np.ndarray, trace_bound: float, floor: float) ->
     h <= E of each other. So λ_min(A) ∈ [μ − E, μ + h + E]: τ = 2E + (rounding of the bracket's midpoints).
     ``trace_bound`` T bounds tr A from public values (rows·R² and the grid's slack).
     """
+    from scipy.linalg.lapack import dpotrf
+
     k = A.shape[0]
-    top = float(trace_bound) + 1.0
-    g = gamma(k + 1)
-    error = float_up(
-        Fraction((2 * k + 2) * 2) * Fraction(g) * Fraction(top) + 4 * Fraction(UNIT_ROUNDOFF) * Fraction(top)
-    )
-    tau = float_up(2 * Fraction(error) + 8 * Fraction(UNIT_ROUNDOFF) * Fraction(top))
+    top, error, tau = _eigenvalue_tolerance(k, trace_bound)
     lo, hi = -float(floor), top
     steps = max(1, math.ceil(math.log2((hi - lo) / error)))
-    identity = np.eye(k)
+    diagonal = np.diag_indices(k)
+    B = np.empty_like(A)
     for _ in range(steps):  # a public number of tests, whatever the data
         mid = (lo + hi) / 2.0
-        try:
-            np.linalg.cholesky(A - mid * identity)
+        np.copyto(B, A)
+        B[diagonal] -= mid
+        _, info = dpotrf(B, lower=1, clean=0, overwrite_a=1)
+        if info == 0:
             lo = mid
-        except np.linalg.LinAlgError:
+        else:
             hi = mid
     return lo, tau
+
+
+@functools.lru_cache(maxsize=256)
+def _eigenvalue_tolerance(k: int, trace_bound: float) -> tuple[float, float, float]:
+    """(top, E, τ) of :func:`certified_min_eigenvalue` (public: from k and the trace bound only)."""
+    top = float(trace_bound) + 1.0
+    g = Fraction(gamma(k + 1))
+    u = Fraction(UNIT_ROUNDOFF)
+    error = float_up((2 * k + 2) * 2 * g * Fraction(top) + 4 * u * Fraction(top))
+    tau = float_up(2 * Fraction(error) + 8 * u * Fraction(top))
+    return top, error, tau
 
 
 def fit_ssp(
@@ -247,32 +258,14 @@ def fit_ssp(
     m, rows_bound = rows.max_rows, rows.rows_bound
     k = scaling.width
     kx = k - 1
-    sensitivity = sqrt_up(2 * m * m)
-    upper = np.triu_indices(k)
-    entries = upper[0].size
-    grid = grid_for(sensitivity / math.sqrt(entries), GRID_BITS)
-    gram = _gram(X, y, scaling, grid, rows_bound)
-    statistic = Statistic(gram.values[upper], gram.grid)
-    slack = gram.slack * float(gram.grid)
-    share = 1 - ADASSP_EIGENVALUE_SHARE if adaptive else 1
-    gram_noise = make_noise(
-        epsilon=epsilon, delta=delta, sensitivity=sensitivity, changed=entries, unit=grid, slack=slack, share=share
-    )
-    noises = [gram_noise]
+    plan = _plan(epsilon, delta, k, m, rows_bound, adaptive)
+    gram = _gram(X, y, scaling, plan.grid, rows_bound)
+    statistic = Statistic(gram.values[np.triu_indices(k)], gram.grid)
+    gram_noise, eigen_noise, event = plan.gram, plan.eigenvalue, plan.event
+    noises = [gram_noise] if eigen_noise is None else [eigen_noise, gram_noise]
     if adaptive:
-        A = gram.values[:kx, :kx].astype(np.float64) * float(grid)
-        trace_bound = float_up(Fraction(rows_bound) + Fraction(kx) * Fraction(slack) + Fraction(kx))
-        smallest, tau = certified_min_eigenvalue(A, trace_bound, float_up(kx * Fraction(slack)))
-        eigen_noise = make_noise(
-            epsilon=epsilon,
-            delta=delta,
-            sensitivity=float(m),
-            changed=1,
-            slack=float_up(2 * Fraction(tau) + kx * Fraction(slack)),
-            share=ADASSP_EIGENVALUE_SHARE,
-        )
-        noises.insert(0, eigen_noise)
-    event = composed_gaussian([n.event for n in noises], epsilon, delta) if adaptive else gram_noise.event
+        A = gram.values[:kx, :kx].astype(np.float64) * float(plan.grid)
+        smallest, _ = certified_min_eigenvalue(A, plan.trace_bound, plan.floor)
     what = (
         "AdaSSP (Wang 2018, Algorithm 2): lambda_min of X'X (1/3 of the Gaussian budget, certified bisection) and the "
         "augmented Gram matrix (2/3), composed exactly"
@@ -308,6 +301,47 @@ def fit_ssp(
     coef, intercept = scaling.coefficients(theta)
     stats = SufficientStatistics(G, gram_noise.noise_scale, ridge, sigma_eigen, scaling, rows_bound)
     return coef, intercept, stats
+
+
+@dataclass(frozen=True)
+class _Plan:
+    grid: Fraction
+    gram: object
+    eigenvalue: object
+    event: object
+    trace_bound: float
+    floor: float
+
+
+@functools.lru_cache(maxsize=64)
+def _plan(epsilon: float, delta: float, k: int, m: int, rows_bound: int, adaptive: bool) -> _Plan:
+    """The calibration of one call (module docstring), from public numbers only: cached, as repeated calls (audits,
+    sweeps) reuse it. The Gram matrix: Δ₂ = √2·m on its k(k + 1)/2 upper entries, with the grid's per-block slack;
+    λ_min: Δ = m, with the Gram rounding (‖·‖₂ <= k_x·slack) and twice the bisection's error τ as slack."""
+    kx = k - 1
+    sensitivity = sqrt_up(2 * m * m)
+    entries = k * (k + 1) // 2
+    grid = grid_for(sensitivity / math.sqrt(entries), GRID_BITS)
+    slack = grid_gram_slack(rows_bound, k, grid) * float(grid)
+    share = 1 - ADASSP_EIGENVALUE_SHARE if adaptive else 1
+    gram = make_noise(
+        epsilon=epsilon, delta=delta, sensitivity=sensitivity, changed=entries, unit=grid, slack=slack, share=share
+    )
+    trace_bound = float_up(Fraction(rows_bound) + Fraction(kx) * Fraction(slack) + Fraction(kx))
+    floor = float_up(kx * Fraction(slack))
+    if not adaptive:
+        return _Plan(grid, gram, None, gram.event, trace_bound, floor)
+    _, _, tau = _eigenvalue_tolerance(kx, trace_bound)
+    eigenvalue = make_noise(
+        epsilon=epsilon,
+        delta=delta,
+        sensitivity=float(m),
+        changed=1,
+        slack=float_up(2 * Fraction(tau) + kx * Fraction(slack)),
+        share=ADASSP_EIGENVALUE_SHARE,
+    )
+    event = composed_gaussian([eigenvalue.event, gram.event], epsilon, delta)
+    return _Plan(grid, gram, eigenvalue, event, trace_bound, floor)
 
 
 def _solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
