@@ -67,7 +67,7 @@ _NEEDS_DELTA = ("adassp", "ssp", "tukey")
 _NEEDS_BOUNDS = ("adassp", "ssp", "theil_sen")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class LinearRegressionResult:
     """A private linear model: ``y ≈ X @ coef + intercept``.
 

@@ -159,7 +159,7 @@ class BoundViolations:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SufficientStatistics:
     """What the release leaves for inference (a parametric bootstrap): the noisy augmented Gram matrix of the scaled
     rows, the noise's standard deviation per entry (``sigma``), AdaSSP's ridge and its eigenvalue noise, the scaling,
