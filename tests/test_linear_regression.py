@@ -358,3 +358,32 @@ def test_estimator_with_privacy_units():
     model = DPLinearRegression(bounds_X=(0, 10), bounds_y=(-30, 20), clip=True, max_rows=2, random_state=0)
     model.fit(X2, Y2, privacy_unit=ids)
     np.testing.assert_allclose(model.coef_, BETA, atol=0.25)  # m = 2: twice the noise, half the rows
+
+
+# ----------------------------------------------------------------------------- the block Gram matrix
+
+
+def test_each_block_gram_is_within_its_public_error_of_the_scaled_rows():
+    """Σzzᵀ from a block's raw Gram matrix (centred and scaled afterwards) against the product of the rows z
+    themselves, with bounds far from 0 (where centring after summing cancels most): within γ_{r+8}·r·W², the
+    error the slack charges, plus the explicit product's own γ_r·r. Dropping the centring is far outside it."""
+    from dpstats._rounding import gamma
+    from dpstats.linear_model._ssp import Scaling, _block_gram
+
+    rng = np.random.default_rng(5)
+    r, d = 3000, 4
+    lower, upper = np.array([40.0, -3.0, 1e3, 0.0, 250.0]), np.array([80.0, 5.0, 1.1e3, 1.0, 260.0])
+    X = rng.uniform(lower[:d], upper[:d], (r, d))
+    y = rng.uniform(lower[d], upper[d], r)
+    scaling = Scaling(lower, upper, True, False)
+    Z = scaling.rows(X, y)
+    assert np.sqrt((Z**2).sum(axis=1)).max() <= 1.0
+    explicit = Z.T @ Z
+    grid = 2.0**-40
+    fused = _block_gram(X, y, scaling, 1.0 / grid) * grid
+    bound = gamma(r + 8) * r * scaling.magnitude**2 + gamma(r) * r + grid
+    assert np.abs(fused - explicit).max() <= bound
+    uncentred = Scaling(lower, upper, True, False)
+    object.__setattr__(uncentred, "_offsets", np.zeros_like(uncentred._offsets))
+    wrong = _block_gram(X, y, uncentred, 1.0 / grid) * grid
+    assert np.abs(wrong - explicit).max() > 1e6 * bound

@@ -2,17 +2,18 @@
 
 Both release the Gram matrix of the augmented rows and solve the normal equations on it: the noisy ``[X y]ᵀ[X y]``
 is exactly Analyze Gauss (Dwork, Talwar, Thakurta & Zhang 2014, Algorithm 1; :func:`dpstats.pca_ag`) applied to the
-scaled rows ``z = [x̃, 1, ỹ]·a`` defined below, with the same exact grid machinery.
+scaled rows ``z`` defined below, with the same exact grid and noise.
 
 **Scaling to a public norm bound.** Every column j of X has public bounds [l_j, u_j] (``bounds_X``), y has
-[l_y, u_y] (``bounds_y``). With an intercept each value is centred and scaled by its bounds,
-``x̃_j = (x_j − c_j)/s_j`` with c_j = (l_j + u_j)/2 and s_j = (u_j − l_j)/2, so x̃_j ∈ [−1, 1]; without one the
-model has no constant term, so the values are only scaled, ``x̃_j = x_j/max(|l_j|, |u_j|)``. The row of the
-release is z = a·[x̃_1 … x̃_d, (1,) ỹ] with k = d (+ 1) + 1 entries and a = 1/√k rounded down until k·a² <= 1
-exactly; every entry is clipped to [−a, a] (values within the bounds move only by their rounding), so
-‖z‖₂ <= 1 for every row, exactly, whatever the rounding. Regressing ỹ on [x̃, 1] is regressing y on [x, 1]: the
-coefficients θ on the scaled columns map back to ``coef_j = s_y θ_j / s_j`` and
-``intercept = c_y + s_y (θ_1 − Σ_j θ_j c_j / s_j)`` (post-processing).
+[l_y, u_y] (``bounds_y``). With an intercept each value is centred at c_j = (l_j + u_j)/2 and scaled by its
+half-width s_j = (u_j − l_j)/2; without one the model has no constant term, so the values are only scaled, by
+s_j = max(|l_j|, |u_j|) (c_j = 0). The row of the release is z = A(v − c̄) for v = [x_1 … x_d, (1,) y] with
+k = d (+ 1) + 1 entries: a = 1/√k rounded down until k·a² <= 1 exactly, A_j = a/s_j rounded down until
+A_j·max(|l_j − c_j|, |u_j − c_j|) <= a exactly (checked in rational arithmetic), and for the constant column
+A = a, c̄ = 0. So every value within its bounds gives |z_j| <= a and ‖z‖₂ <= 1 for every row, exactly
+(``clip=True`` clips the values to the bounds first; otherwise a value outside raises). Regressing z_y on the other
+columns of z is regressing y on [x, 1]: the coefficients θ on them map back to ``coef_j = s_y θ_j / s_j`` and
+``intercept = c_y + s_y (θ_1 − Σ_j θ_j c_j / s_j)`` (post-processing; exactly, with A_y/A_j for s_j/s_y).
 
 **Sensitivity.** Replacing one row z by z′ (n public) changes A = ZᵀZ by D = z zᵀ − z′ z′ᵀ, whose upper triangle
 has Euclidean norm at most ‖D‖_F <= √2 (‖z‖, ‖z′‖ <= 1; :mod:`dpstats.decomposition._pca`): **Δ₂ = √2**. D has
@@ -20,8 +21,14 @@ one eigenvalue in [0, 1] and one in [−1, 0], so every eigenvalue of A, and of 
 most **1** (Weyl). With a privacy unit (replace all rows of one unit, at most m kept) a unit contributes a positive
 semi-definite P with tr P <= m: **Δ₂ = √2·m** and the eigenvalues move by at most **m**.
 
-**Exactness.** A is computed block by block on a public grid and released with exact discrete Gaussian noise
-(:func:`dpstats._engine.grid_gram`, :func:`dpstats.noise.release.make_noise`); the per-block rounding is charged.
+**Exactness.** A = ZᵀZ is computed over blocks of a public number r of rows, each block's Σzzᵀ rounded to a
+public grid G and the integers added exactly, then released with exact discrete Gaussian noise
+(:func:`dpstats.noise.release.make_noise`), as :func:`dpstats._engine.grid_gram` does for Analyze Gauss. The rows z
+are never formed: each block's raw Gram matrix M of v (XᵀX by BLAS, Xᵀy, yᵀy and the column sums m) gives
+Σzzᵀ = A(M − c̄mᵀ − mc̄ᵀ + r c̄c̄ᵀ)A, one pass over the block like the product itself. Its floating-point error per
+entry is at most γ_{r+8}·r·W² with W = max_j A_j(max(|l_j|, |u_j|) + |c̄_j|), public (:func:`block_gram_slack`:
+the sums of r products, the centring's four rounded terms, the two factors); with the rounding to the grid, a
+neighbour's integer statistic moves by at most ‖D‖/G plus n_b(1 + 2γ_{r+8} r W²/G) per entry — the slack charged.
 AdaSSP's smallest eigenvalue is computed from the grid matrix by bisection with Cholesky tests, whose floating-point
 error has a public bound (:func:`certified_min_eigenvalue`), charged as slack.
 
@@ -48,7 +55,8 @@ from fractions import Fraction
 import numpy as np
 
 from .._engine import bound_checked, reduce_rows
-from .._kernels.gram import GridGram, gram_reduction, grid_gram_slack, symmetric_from_upper
+from .._kernels.gram import GridGram, gram_block_rows, symmetric_from_upper
+from .._kernels.reduce import ExactSum
 from .._rounding import UNIT_ROUNDOFF, float_up, gamma, sqrt_up
 from .._validation import raise_nonfinite
 from ..accounting import charge
@@ -76,6 +84,9 @@ class Scaling:
     center: np.ndarray = field(init=False)
     scale: np.ndarray = field(init=False)
     entry: float = field(init=False)
+    _factors: np.ndarray = field(init=False, repr=False)
+    _offsets: np.ndarray = field(init=False, repr=False)
+    magnitude: float = field(init=False, repr=False)
 
     def __post_init__(self):
         lower, upper = np.asarray(self.lower, float), np.asarray(self.upper, float)
@@ -90,6 +101,27 @@ class Scaling:
         while Fraction(a) ** 2 * k > 1:
             a = math.nextafter(a, 0.0)
         object.__setattr__(self, "entry", a)
+        factors, offsets, magnitude = [], [], []
+        for j in range(lower.size):
+            reach = max(
+                abs(Fraction(float(lower[j])) - Fraction(float(center[j]))),
+                abs(Fraction(float(upper[j])) - Fraction(float(center[j]))),
+            )
+            factor = a / float(scale[j])
+            while Fraction(factor) * reach > Fraction(a):
+                factor = math.nextafter(factor, 0.0)
+            factors.append(factor)
+            offsets.append(float(center[j]))
+            bound = max(abs(float(lower[j])), abs(float(upper[j])))
+            magnitude.append(float_up(Fraction(factor) * (Fraction(bound) + abs(Fraction(float(center[j]))))))
+        if self.intercept:  # the constant column: v = 1, not centred, times a
+            at = lower.size - 1
+            factors.insert(at, a)
+            offsets.insert(at, 0.0)
+            magnitude.insert(at, a)
+        object.__setattr__(self, "_factors", np.array(factors))
+        object.__setattr__(self, "_offsets", np.array(offsets))
+        object.__setattr__(self, "magnitude", max(magnitude))
 
     @property
     def features(self) -> int:
@@ -101,38 +133,42 @@ class Scaling:
         return self.features + (1 if self.intercept else 0) + 1
 
     def rows(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """The rows z of a block (clipped to the bounds first with ``clip``; each entry to [−a, a])."""
-        V = np.column_stack([X, y])
+        """The rows z = A(v − c̄) of v = [x, (1,) y] (values clipped to the bounds first with ``clip``): the
+        definition the release's Gram matrix follows (it is computed from each block's raw Gram matrix instead, see
+        :func:`_block_gram`); |z_j| <= a for values within the bounds, exactly."""
         if self.clip:
-            V = np.clip(V, self.lower, self.upper)
-        Z = np.clip((V - self.center) / self.scale, -1.0, 1.0) * self.entry
-        if self.intercept:
-            Z = np.insert(Z, self.features, self.entry, axis=1)
-        return Z
+            X, y = np.clip(X, self.lower[:-1], self.upper[:-1]), np.clip(y, self.lower[-1], self.upper[-1])
+        V = np.column_stack([X, np.ones(X.shape[0]), y] if self.intercept else [X, y])
+        return (V - self._offsets) * self._factors
 
     def violations(self, X: np.ndarray, y: np.ndarray):
         """What is wrong in a block (None if nothing): non-finite values, and (without ``clip``) values outside the
-        declared bounds, counted."""
-        V = np.column_stack([X, y])
-        finite = np.isfinite(V)
-        nonfinite = int(V.size - np.count_nonzero(finite))
+        declared bounds, counted. The columns' minima and maxima decide first (NaN propagates into them)."""
+        d = self.features
+        low = np.append(X.min(axis=0, initial=np.inf), y.min(initial=np.inf))
+        high = np.append(X.max(axis=0, initial=-np.inf), y.max(initial=-np.inf))
+        finite = np.isfinite(low).all() and np.isfinite(high).all()
+        if finite and (self.clip or ((low >= self.lower).all() and (high <= self.upper).all())):
+            return None
+        nonfinite = int(X.size - np.count_nonzero(np.isfinite(X))) + int(y.size - np.count_nonzero(np.isfinite(y)))
         if nonfinite:
             return BoundViolations(nonfinite=nonfinite)
         if self.clip:
             return None
-        outside = (V < self.lower) | (V > self.upper)
-        if not outside.any():
-            return None
-        return BoundViolations(outside_X=int(outside[:, :-1].sum()), outside_y=int(outside[:, -1].sum()))
+        outside_X = int(((X < self.lower[:d]) | (X > self.upper[:d])).sum())
+        outside_y = int(((y < self.lower[d]) | (y > self.upper[d])).sum())
+        return BoundViolations(outside_X=outside_X, outside_y=outside_y)
 
     def coefficients(self, theta: np.ndarray) -> tuple[np.ndarray, float]:
-        """(coef, intercept) in the data's units from the coefficients θ on the scaled columns."""
+        """(coef, intercept) in the data's units from the coefficients θ on the scaled columns: z_y = A_y(y − c_y)
+        regressed on z_j = A_j(x_j − c_j) and z_1 = a gives coef_j = θ_j A_j / A_y and
+        intercept = c_y + θ_1 a / A_y − Σ_j coef_j c_j."""
         d = self.features
-        s_x, s_y = self.scale[:d], self.scale[d]
-        coef = s_y * theta[:d] / s_x
+        A, A_y = self._factors, self._factors[-1]
+        coef = theta[:d] * A[:d] / A_y
         if not self.intercept:
             return coef, 0.0
-        return coef, float(self.center[d] + s_y * (theta[d] - np.sum(theta[:d] * self.center[:d] / s_x)))
+        return coef, float(self.center[d] + theta[d] * self.entry / A_y - np.sum(coef * self.center[:d]))
 
 
 @dataclass(frozen=True)
@@ -173,20 +209,57 @@ class SufficientStatistics:
     rows_bound: int
 
 
-def _scaled_product(X: np.ndarray, y: np.ndarray, leaf, scaling: Scaling):
-    return leaf(scaling.rows(X, y))
+def _block_gram(X: np.ndarray, y: np.ndarray, scaling: Scaling, inverse_grid: float) -> np.ndarray:
+    """Σ z zᵀ of one block's scaled rows, rounded to the grid (module docstring, "Exactness"), without forming the
+    rows: the raw Gram matrix M of v = [x, (1,) y] (XᵀX by BLAS, Xᵀy, the column sums), then
+    A(M − c̄mᵀ − mc̄ᵀ + r c̄c̄ᵀ)A with m = Σv, c̄ the public centres and A the public factors. Its error per entry is
+    at most γ_{r+8}·r·W² (:func:`block_gram_slack`)."""
+    if scaling.clip:
+        X = np.clip(X, scaling.lower[:-1], scaling.upper[:-1])
+        y = np.clip(y, scaling.lower[-1], scaling.upper[-1])
+    d, r = X.shape[1], X.shape[0]
+    k = scaling.width
+    M = np.empty((k, k))
+    M[:d, :d] = X.T @ X
+    xy = X.T @ y
+    M[:d, k - 1] = M[k - 1, :d] = xy
+    M[k - 1, k - 1] = y @ y
+    if scaling.intercept:
+        sums = np.empty(k)
+        sums[:d] = X.sum(axis=0)
+        sums[d] = r
+        sums[k - 1] = y.sum()
+        M[:, d] = M[d, :] = sums
+        c = scaling._offsets
+        M = M - np.outer(c, sums) - np.outer(sums, c) + r * np.outer(c, c)
+    A = scaling._factors
+    return np.rint((A[:, None] * M * A[None, :]) * inverse_grid).astype(np.int64)
+
+
+def block_gram_slack(rows_bound: int, k: int, grid: Fraction, magnitude: float) -> float:
+    """The per-entry slack of :func:`_block_gram`'s sum, in grid steps: n_b (1 + 2 γ_{r+8} r W²/G) (n_b blocks of r
+    rows, W the public :attr:`Scaling.magnitude`). Each raw entry of M is a sum of r products of values bounded by
+    B_i B_j (any order: γ_r r B_i B_j, Higham 2002 Theorem 3.5); the centring adds four rounded terms (γ_5) and the
+    propagated errors of the sums, the factors two roundings: in all at most γ_{r+8} r W_i W_j with
+    W_i = A_i (B_i + |c̄_i|). Rounding to the grid adds 1/2 per block; neighbours differ by twice both."""
+    rows = gram_block_rows(rows_bound, k)
+    blocks = -(-rows_bound // rows)
+    error = float_up(Fraction(gamma(rows + 8)) * rows * Fraction(magnitude) ** 2)
+    return float_up(blocks * (1 + 2 * Fraction(error) / grid))
 
 
 def _gram(X, y, scaling: Scaling, grid: Fraction, rows_bound: int) -> GridGram:
     """ZᵀZ of the scaled rows on the grid, in one pass over X and y (each block checked, scaled and multiplied while
     in cache), on the data's engine."""
     k = scaling.width
-    rows, leaf, new_sum = gram_reduction(rows_bound, k, grid)
-    leaf = functools.partial(_scaled_product, leaf=leaf, scaling=scaling)
+    rows = gram_block_rows(rows_bound, k)
+    leaf = functools.partial(_block_gram, scaling=scaling, inverse_grid=1.0 / float(grid))  # a power of two: exact
+    bound = rows * max(1.0, scaling.magnitude**2) / float(grid) + 1.0
+    new_sum = functools.partial(ExactSum, (k, k), bound)
     found = reduce_rows((X, y), rows, leaf, new_sum, check=scaling.violations, parallel=True)
     if found.checks is not None:
         found.checks.raise_error()
-    return GridGram(found.body.total(), grid, grid_gram_slack(rows_bound, k, grid))
+    return GridGram(found.body.total(), grid, block_gram_slack(rows_bound, k, grid, scaling.magnitude))
 
 
 def certified_min_eigenvalue(A: np.ndarray, trace_bound: float, floor: float) -> tuple[float, float]:
@@ -258,7 +331,7 @@ def fit_ssp(
     m, rows_bound = rows.max_rows, rows.rows_bound
     k = scaling.width
     kx = k - 1
-    plan = _plan(epsilon, delta, k, m, rows_bound, adaptive)
+    plan = _plan(epsilon, delta, k, m, rows_bound, adaptive, scaling.magnitude)
     gram = _gram(X, y, scaling, plan.grid, rows_bound)
     statistic = Statistic(gram.values[np.triu_indices(k)], gram.grid)
     gram_noise, eigen_noise, event = plan.gram, plan.eigenvalue, plan.event
@@ -314,7 +387,7 @@ class _Plan:
 
 
 @functools.lru_cache(maxsize=64)
-def _plan(epsilon: float, delta: float, k: int, m: int, rows_bound: int, adaptive: bool) -> _Plan:
+def _plan(epsilon: float, delta: float, k: int, m: int, rows_bound: int, adaptive: bool, magnitude: float) -> _Plan:
     """The calibration of one call (module docstring), from public numbers only: cached, as repeated calls (audits,
     sweeps) reuse it. The Gram matrix: Δ₂ = √2·m on its k(k + 1)/2 upper entries, with the grid's per-block slack;
     λ_min: Δ = m, with the Gram rounding (‖·‖₂ <= k_x·slack) and twice the bisection's error τ as slack."""
@@ -322,7 +395,7 @@ def _plan(epsilon: float, delta: float, k: int, m: int, rows_bound: int, adaptiv
     sensitivity = sqrt_up(2 * m * m)
     entries = k * (k + 1) // 2
     grid = grid_for(sensitivity / math.sqrt(entries), GRID_BITS)
-    slack = grid_gram_slack(rows_bound, k, grid) * float(grid)
+    slack = block_gram_slack(rows_bound, k, grid, magnitude) * float(grid)
     share = 1 - ADASSP_EIGENVALUE_SHARE if adaptive else 1
     gram = make_noise(
         epsilon=epsilon, delta=delta, sensitivity=sensitivity, changed=entries, unit=grid, slack=slack, share=share
