@@ -160,7 +160,7 @@ def linear_regression(
     subsets : int, optional
         TukeyEM's number of models m (public; default 1000, the paper's). Needs n >= m·(d + 1).
     matchings : int, optional
-        DPTheilSen's number of random perfect matchings k (public; default min(n − 1, 64)).
+        DPTheilSen's number of random perfect matchings k (public; default min(n − 1, 8)).
     bounds_share : float, default 0.2
         With a ``"private"`` bound: the part of ε spent on the bounds.
     rng : None, int or numpy.random.Generator
