@@ -27,15 +27,30 @@ less, clipping bias or bounds far too wide make public bounds (from the meaning 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._constraints import (
+    BAD_BOUNDS,
+    UNITS,
+    AccountantOrNone,
+    Checked,
+    Data,
+    Delta,
+    Epsilon,
+    Flag,
+    Integer,
+    NoneOr,
+    Options,
+    RandomSource,
+    Real,
+)
 from .._engine import as_array, engine_of, take_units
 from .._engine.kinds import is_frame
-from .._validation import check_choice, check_delta, check_epsilon, check_flag
+from .._registry import declare
+from .._validation import check_bounds, check_choice, check_delta, check_epsilon, check_flag
 from ..accounting import DEFAULT_DELTA, check_accountant, split_epsilon, split_weighted
 from ..accounting.events import Exponential
 from ..descriptive import private_bounds
@@ -109,6 +124,39 @@ class LinearRegressionResult:
         return X @ self.coef + self.intercept
 
 
+_BOUNDS_X = Checked(
+    "a pair (lower, upper), one pair per column, a dict {column: (lower, upper)} for a DataFrame, or 'private'",
+    {k: v for k, v in BAD_BOUNDS.items() if k not in ("None", "scalar", "string")},
+)
+_BOUNDS_Y = Checked("a pair (lower, upper) or 'private'", {k: v for k, v in BAD_BOUNDS.items() if k != "None"})
+
+
+@declare(
+    family="linear_model",
+    statistic="the coefficients of a least-squares linear regression (AdaSSP, SSP, TukeyEM or DPTheilSen)",
+    data={"X": Data("matrix", "an n × d matrix of features"), "y": Data("values", "n numbers (the response)")},
+    parameters={
+        "epsilon": Epsilon(),
+        "delta": Delta(
+            "method",
+            by="method",
+            uses={"adassp": "approx", "ssp": "approx", "tukey": "approx", "theil_sen": "pure"},
+        ),
+        "method": Options(*METHODS),
+        "bounds_X": _BOUNDS_X,
+        "bounds_y": _BOUNDS_Y,
+        "fit_intercept": Flag(),
+        "clip": Flag(),
+        **UNITS,
+        "subsets": NoneOr(Integer(4)),
+        "matchings": NoneOr(Integer(1)),
+        "bounds_share": Real(0, 1),
+        "rng": RandomSource(),
+        "accountant": AccountantOrNone(),
+    },
+    engines=("numpy", "dask"),
+    cases="dpstats.linear_model._cases:linear_regression",
+)
 def linear_regression(
     X,
     y,
@@ -355,19 +403,11 @@ def _share(share, bounds_X, bounds_y) -> float:
 
 
 def _pair(value, name: str) -> tuple[float, float]:
-    ok = not isinstance(value, (str, bytes)) and hasattr(value, "__len__") and len(value) == 2
-    if ok:
-        try:
-            lower, upper = float(value[0]), float(value[1])
-        except (TypeError, ValueError):
-            ok = False
-    if not ok or not (math.isfinite(lower) and math.isfinite(upper) and lower < upper):
-        raise ParameterError(
-            f"{name} must be a pair (lower, upper) of finite numbers with lower < upper; got {value!r}"
-        )
-    if not math.isfinite(upper - lower):
-        raise ParameterError(f"{name} is too wide: upper - lower overflows a float; rescale the data")
-    return lower, upper
+    """A pair (lower, upper) of real numbers (never strings or booleans), finite, lower < upper, of finite width."""
+    lower, upper = check_bounds(value, name)
+    if lower.ndim or upper.ndim:
+        raise ParameterError(f"{name} must be a pair (lower, upper) of numbers; got {value!r}")
+    return float(lower), float(upper)
 
 
 def _bounds_X(bounds, d: int, names) -> tuple[np.ndarray, np.ndarray]:

@@ -23,7 +23,7 @@ semi-definite P with tr P <= m: **Δ₂ = √2·m** and the eigenvalues move by 
 
 **Exactness.** A = ZᵀZ is computed over blocks of a public number r of rows, each block's Σzzᵀ rounded to a
 public grid G and the integers added exactly, then released with exact discrete Gaussian noise
-(:func:`dpstats.noise.release.make_noise`), as :func:`dpstats._engine.grid_gram` does for Analyze Gauss. The rows z
+(:func:`dpstats._release.calibrate`), as :func:`dpstats._engine.grid_gram` does for Analyze Gauss. The rows z
 are never formed: each block's raw Gram matrix M of v (XᵀX by BLAS, Xᵀy, yᵀy and the column sums m) gives
 Σzzᵀ = A(M − c̄mᵀ − mc̄ᵀ + r c̄c̄ᵀ)A, one pass over the block like the product itself. Its floating-point error per
 entry is at most γ_{r+8}·r·W² with W = max_j A_j(max(|l_j|, |u_j|) + |c̄_j|), public (:func:`block_gram_slack`:
@@ -57,13 +57,12 @@ import numpy as np
 from .._engine import bound_checked, reduce_rows
 from .._kernels.gram import GridGram, gram_block_rows, symmetric_from_upper
 from .._kernels.reduce import ExactSum
+from .._release import calibrate, charge
 from .._rounding import UNIT_ROUNDOFF, float_up, gamma, sqrt_up
 from .._validation import raise_nonfinite
-from ..accounting import charge
 from ..accounting.events import composed_gaussian
 from ..exceptions import OutOfBoundsError
-from ..noise.random import describe_source
-from ..noise.release import GRID_BITS, Statistic, grid_for, make_noise
+from ..noise.release import GRID_BITS, Statistic, grid_for
 
 __all__ = ["ADASSP_EIGENVALUE_SHARE", "RHO", "Scaling", "SufficientStatistics", "certified_min_eigenvalue", "fit_ssp"]
 
@@ -346,19 +345,12 @@ def fit_ssp(
         else "SSP: the augmented Gram matrix [X y]'[X y] (Analyze Gauss)"
     )
     charge(
-        accountant,
         "linear_regression",
         [*events, event],
-        relation=rows.relation,
-        note="; ".join(
-            p
-            for p in (
-                note,
-                f"{rows.note()}{what}; exact discrete Gaussian noise on a public grid",
-                describe_source(rng),
-            )
-            if p
-        ),
+        rng=rng,
+        accountant=accountant,
+        rows=rows,
+        note="; ".join(p for p in (note, f"{what}; exact discrete Gaussian noise on a public grid") if p),
         noise=[*statements, *(n.statement("Gram units of the scaled rows (|z| <= 1)") for n in noises)],
     )
     ridge, sigma_eigen = 0.0, None
@@ -397,7 +389,7 @@ def _plan(epsilon: float, delta: float, k: int, m: int, rows_bound: int, adaptiv
     grid = grid_for(sensitivity / math.sqrt(entries), GRID_BITS)
     slack = block_gram_slack(rows_bound, k, grid, magnitude) * float(grid)
     share = 1 - ADASSP_EIGENVALUE_SHARE if adaptive else 1
-    gram = make_noise(
+    gram = calibrate(
         epsilon=epsilon, delta=delta, sensitivity=sensitivity, changed=entries, unit=grid, slack=slack, share=share
     )
     trace_bound = float_up(Fraction(rows_bound) + Fraction(kx) * Fraction(slack) + Fraction(kx))
@@ -405,7 +397,7 @@ def _plan(epsilon: float, delta: float, k: int, m: int, rows_bound: int, adaptiv
     if not adaptive:
         return _Plan(grid, gram, None, gram.event, trace_bound, floor)
     _, _, tau = _eigenvalue_tolerance(kx, trace_bound)
-    eigenvalue = make_noise(
+    eigenvalue = calibrate(
         epsilon=epsilon,
         delta=delta,
         sensitivity=float(m),

@@ -41,12 +41,12 @@ from fractions import Fraction
 
 import numpy as np
 
+from .._release import charge
 from .._trace import draw, observe
 from .._validation import check_int
-from ..accounting import charge, split_epsilon
+from ..accounting import split_epsilon
 from ..accounting.events import Exponential
 from ..noise.exponential import sample_runs
-from ..noise.random import describe_source
 
 __all__ = ["DEFAULT_MATCHINGS", "GRID_SIZE", "fit_theil_sen"]
 
@@ -125,14 +125,15 @@ def fit_theil_sen(
     at = (lower + (upper - lower) / 4.0, lower + 3.0 * (upper - lower) / 4.0)
     half = split_epsilon(epsilon, 2)
     charge(
-        accountant,
         "linear_regression",
         [*events, Exponential(half), Exponential(half)],
+        rng=rng,
+        accountant=accountant,
         relation="row",
         note=f"{note + '; ' if note else ''}DPTheilSen (Alabi et al. 2022) with {k} matchings: two "
         "exponential-mechanism medians (epsilon/2 "
         f"each, utility sensitivity {k}) of the pairs' predictions at x = {at[0]:g} and {at[1]:g}, on a public grid "
-        f"of {GRID_SIZE + 1} points of bounds_y; exact sampler; {describe_source(rng)}",
+        f"of {GRID_SIZE + 1} points of bounds_y; exact sampler",
     )
     low, high = bounds_y
     p25, p75 = (_median(_predictions(x, y, i, j, a, low, high), half, k, low, high, rng) for a in at)

@@ -57,13 +57,12 @@ from fractions import Fraction
 import numpy as np
 
 from .._engine import bound_rows
+from .._release import calibrate, charge
 from .._trace import draw, observe
 from .._validation import check_int
-from ..accounting import charge
 from ..accounting.events import ApproxDP
 from ..exceptions import DataValidationError, PrivacyError
-from ..noise.random import describe_source
-from ..noise.release import Statistic, make_noise
+from ..noise.release import Statistic
 
 __all__ = ["DEFAULT_SUBSETS", "PTRFailedWarning", "fit_tukey"]
 
@@ -193,18 +192,19 @@ def fit_tukey(
     sorted_models = np.sort(models.T, axis=1)
     log_v = _log_volumes(sorted_models)
     distance = _distance(log_v, t, rate, math.log(theta))
-    ptr = make_noise(epsilon=epsilon_ptr, delta=0.0, sensitivity=1.0, changed=1, unit=Fraction(1))
+    ptr = calibrate(epsilon=epsilon_ptr, delta=0.0, sensitivity=1.0, changed=1, unit=Fraction(1))
     threshold = ptr.noise_scale * math.log(1.0 / delta)
     charge(
-        accountant,
         "linear_regression",
         [ApproxDP(epsilon, delta)],
+        rng=rng,
+        accountant=accountant,
         relation="row" if units is None else "unit",
         proven=False,
         note=f"{note}TukeyEM (Amin et al. 2023): {subsets} OLS models on disjoint subsets, propose-test-release on the "
         f"distance to unsafety (epsilon/2, exact discrete Laplace, threshold {threshold:.4g}) then the restricted "
         "exponential mechanism on approximate Tukey depth (epsilon/2 - delta*exp(-epsilon/2)); the mechanism's "
-        f"sampler is floating point (no exact sampler known): guarantee unproven; {describe_source(rng)}",
+        "sampler is floating point (no exact sampler known): guarantee unproven",
         noise=[ptr.statement("depth units (distance to unsafety)")],
     )
     noisy = float(np.asarray(ptr.apply(Statistic(np.array([distance]), Fraction(1)), rng))[0])
