@@ -55,6 +55,7 @@ from fractions import Fraction
 import numpy as np
 
 from .._engine import bound_checked, reduce_rows
+from .._kernels.blocks import single_threaded_blas
 from .._kernels.gram import GridGram, gram_block_rows, symmetric_from_upper
 from .._kernels.reduce import ExactSum
 from .._release import calibrate, charge
@@ -210,7 +211,7 @@ class SufficientStatistics:
 
 def _block_gram(X: np.ndarray, y: np.ndarray, scaling: Scaling, inverse_grid: float) -> np.ndarray:
     """Σ z zᵀ of one block's scaled rows, rounded to the grid (module docstring, "Exactness"), without forming the
-    rows: the raw Gram matrix M of v = [x, (1,) y] (XᵀX by BLAS, Xᵀy, the column sums), then
+    rows: the raw Gram matrix M of v = [x, (1,) y] (XᵀX by BLAS; Xᵀ[y, 1], Xᵀy and the column sums in one pass), then
     A(M − c̄mᵀ − mc̄ᵀ + r c̄c̄ᵀ)A with m = Σv, c̄ the public centres and A the public factors. Its error per entry is
     at most γ_{r+8}·r·W² (:func:`block_gram_slack`)."""
     if scaling.clip:
@@ -220,12 +221,15 @@ def _block_gram(X: np.ndarray, y: np.ndarray, scaling: Scaling, inverse_grid: fl
     k = scaling.width
     M = np.empty((k, k))
     M[:d, :d] = X.T @ X
-    xy = X.T @ y
-    M[:d, k - 1] = M[k - 1, :d] = xy
+    right = np.empty((r, 2))  # [y, 1]: Xᵀy and the column sums of X in one pass over X
+    right[:, 0] = y
+    right[:, 1] = 1.0
+    cross = X.T @ right
+    M[:d, k - 1] = M[k - 1, :d] = cross[:, 0]
     M[k - 1, k - 1] = y @ y
     if scaling.intercept:
         sums = np.empty(k)
-        sums[:d] = X.sum(axis=0)
+        sums[:d] = cross[:, 1]
         sums[d] = r
         sums[k - 1] = y.sum()
         M[:, d] = M[d, :] = sums
@@ -255,7 +259,8 @@ def _gram(X, y, scaling: Scaling, grid: Fraction, rows_bound: int) -> GridGram:
     leaf = functools.partial(_block_gram, scaling=scaling, inverse_grid=1.0 / float(grid))  # a power of two: exact
     bound = rows * max(1.0, scaling.magnitude**2) / float(grid) + 1.0
     new_sum = functools.partial(ExactSum, (k, k), bound)
-    found = reduce_rows((X, y), rows, leaf, new_sum, check=scaling.violations, parallel=True)
+    with single_threaded_blas():  # the engine's threads share the blocks; a BLAS team per small block only waits
+        found = reduce_rows((X, y), rows, leaf, new_sum, check=scaling.violations, parallel=True)
     if found.checks is not None:
         found.checks.raise_error()
     return GridGram(found.body.total(), grid, block_gram_slack(rows_bound, k, grid, scaling.magnitude))

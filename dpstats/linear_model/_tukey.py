@@ -57,6 +57,7 @@ from fractions import Fraction
 import numpy as np
 
 from .._engine import bound_rows
+from .._kernels.blocks import single_threaded_blas
 from .._release import calibrate, charge
 from .._trace import draw, observe
 from .._validation import check_int
@@ -183,7 +184,8 @@ def fit_tukey(
         where = assignment[unit_of]
         groups = [np.flatnonzero(where == i) for i in range(subsets)]
         note = f"privacy unit: {kept.units} units (public), each unit's rows in one subset; "
-    models = _models(Z, y, groups)
+    with single_threaded_blas():  # m small least-squares problems: a BLAS team per problem only waits
+        models = _models(Z, y, groups)
     depth = subsets // 2
     t = depth // 2
     epsilon_ptr = epsilon / 2.0
