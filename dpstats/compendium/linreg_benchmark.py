@@ -633,8 +633,8 @@ _STYLE = {
 
 
 def plot_r2(cells, data: str, *, floor: float = -0.5):
-    """R² on held-out rows against ε for one data set, mean ± s.e. over seeds (values below ``floor`` drawn at it,
-    marked), with non-private OLS as a line."""
+    """R² on held-out rows against ε for one data set, mean ± s.e. over seeds (means below ``floor`` drawn at it
+    with a downward triangle and no error bar), with non-private OLS as a line."""
     import matplotlib.pyplot as plt
 
     rows = cells[cells["data"] == data]
@@ -646,13 +646,14 @@ def plot_r2(cells, data: str, *, floor: float = -0.5):
         part = part.sort_values("epsilon")
         color, marker = _STYLE.get(method, ("C8", "."))
         shown = np.maximum(part["r2"], floor)
-        ax.errorbar(
-            part["epsilon"], shown, yerr=part["r2_se"].fillna(0), color=color, marker=marker, label=method, capsize=3
-        )
+        below = part["r2"] < floor  # drawn at the floor, without an error bar (it would span the figure)
+        error = np.where(below, 0.0, part["r2_se"].fillna(0))
+        ax.errorbar(part["epsilon"], shown, yerr=error, color=color, marker=marker, label=method, capsize=3)
+        ax.scatter(part["epsilon"][below], shown[below], color=color, marker="v", s=60, zorder=3)
     ax.set_xscale("log")
     ax.set_ylim(floor - 0.05, 1.0)
     ax.set_xlabel("ε (privacy budget)")
-    ax.set_ylabel(f"R² on held-out rows (mean ± s.e.; below {floor:g} shown at {floor:g})")
+    ax.set_ylabel(f"R² on held-out rows (mean ± s.e.; ▼: below {floor:g})")
     first = rows.iloc[0]
     ax.set_title(f"{data} (n = {first['n']}, d = {first['d']})")
     ax.legend(fontsize=8)
