@@ -44,7 +44,7 @@ import numpy as np
 from .._release import charge
 from .._trace import draw, observe
 from .._validation import check_int
-from ..accounting import split_epsilon
+from ..accounting import Relation, split_epsilon
 from ..accounting.events import Exponential
 from ..noise.exponential import sample_runs
 
@@ -129,7 +129,7 @@ def fit_theil_sen(
         [*events, Exponential(half), Exponential(half)],
         rng=rng,
         accountant=accountant,
-        relation="row",
+        relation=Relation.ROW,
         note=f"{note + '; ' if note else ''}DPTheilSen (Alabi et al. 2022) with {k} matchings: two "
         "exponential-mechanism medians (epsilon/2 "
         f"each, utility sensitivity {k}) of the pairs' predictions at x = {at[0]:g} and {at[1]:g}, on a public grid "

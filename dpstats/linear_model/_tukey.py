@@ -61,6 +61,7 @@ from .._kernels.blocks import single_threaded_blas
 from .._release import calibrate, charge
 from .._trace import draw, observe
 from .._validation import check_int
+from ..accounting import Relation
 from ..accounting.events import ApproxDP
 from ..exceptions import DataValidationError, PrivacyError
 from ..noise.release import Statistic
@@ -201,7 +202,7 @@ def fit_tukey(
         [ApproxDP(epsilon, delta)],
         rng=rng,
         accountant=accountant,
-        relation="row" if units is None else "unit",
+        relation=Relation.of(units is not None),
         proven=False,
         note=f"{note}TukeyEM (Amin et al. 2023): {subsets} OLS models on disjoint subsets, propose-test-release on the "
         f"distance to unsafety (epsilon/2, exact discrete Laplace, threshold {threshold:.4g}) then the restricted "
