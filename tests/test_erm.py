@@ -276,13 +276,14 @@ def test_newton_steps_stay_within_their_public_recursion():
 
 
 def test_plans_are_public_and_far_shorter_than_accelerated_steps_alone():
-    """At the benchmark's size (n = 10⁵, d = 51, λ = 5.1e-3, tol = 1e-9) the logistic plan takes 81 accelerated
-    and 5 Newton steps where accelerated steps alone would need 278 (and output perturbation 444 plain gradient
+    """At the benchmark's size (n = 10⁵, d = 51, λ = 5.1e-3, tol = 1e-9) the logistic plan takes 85 accelerated
+    and 4 Newton steps where accelerated steps alone would need 278 (and output perturbation 444 plain gradient
     steps); the Huber loss takes accelerated steps only. The plans depend on n, d, λ, the loss and the target only
-    (the same object for the same arguments), and a max_iter below the plan's steps is refused."""
+    (the same object for the same arguments); a max_iter below the cheapest plan's steps takes the plan with the fewest
+    steps, and one below every plan's is refused."""
     n, d, lam = 100_000, 51, 5.1e-3
     plan = Accelerated.plan(n, d, lam, LOSSES["logistic"], 1e-9 / lam, 5000)
-    assert (plan.steps, plan.newton) == (81, 5) and plan.distance <= 1e-9 / lam
+    assert (plan.steps, plan.newton) == (85, 4) and plan.distance <= 1e-9 / lam
     assert plan == Accelerated.plan(n, d, lam, LOSSES["logistic"], 1e-9 / lam, 5000)
     phase = _Momentum.of(n, d, lam, LOSSES["logistic"], True)
     assert phase.steps_to(1e-9 / lam) == 278
@@ -290,7 +291,9 @@ def test_plans_are_public_and_far_shorter_than_accelerated_steps_alone():
     output = OutputPerturbation.plan(n, d, lam, "logistic")
     assert isinstance(output.solver, Accelerated) and output.steps < 100
     assert Descent.plan(n, d, lam, 0.25, 1, 5000).steps == 444
-    with pytest.raises(dps.ParameterError, match="max_iter=85 allows fewer"):
+    tight = Accelerated.plan(n, d, lam, LOSSES["logistic"], 1e-9 / lam, 86)  # 81 + 5: more work, fewer steps
+    assert tight.steps + tight.newton == 86 and tight.distance <= 1e-9 / lam
+    with pytest.raises(dps.ParameterError, match="and 6 Newton steps .* max_iter=85 allows fewer"):
         Accelerated.plan(n, d, lam, LOSSES["logistic"], 1e-9 / lam, 85)
 
 
