@@ -64,7 +64,11 @@ a_i = y_i x_iᵀs. F is μ-strongly convex and L-smooth with L = cR² + μ,
 μ-strongly convex, L-smooth functions (constant momentum α <= √(μ/L); Nesterov
 2004, Section 2.2) from g = 0. Its Lyapunov potential
 Φ_k = F(y_k) − F* + (μ/2)‖z_k − g*‖² falls by the factor 1 − α per step from
-Φ_0 <= R²/μ, so F(y_K) − F* <= Φ_K and ‖y_K − g*‖ <= √(2Φ_K/μ).
+Φ_0 = F(0) − F* + (μ/2)‖g*‖² <= 2(F(0) − F*) (strong convexity at g*) <= R²/μ;
+without offsets also Φ_0 <= ℓ(0): Φ_0 is the loss part (1/n) Σ ℓ(y_i gᵀx_i) at
+0 minus its value at g*, and it is >= 0 and at most ℓ(0) at 0 (ln 2 for the
+logistic loss, 1 for the Huber loss with h < 1), far below R²/μ for a small
+μ. So F(y_K) − F* <= Φ_K and ‖y_K − g*‖ <= √(2Φ_K/μ).
 
 * floating point: the offsets are computed by a plain dot product while the
   noise centre is small against the public cap below (an error of at most
@@ -278,6 +282,10 @@ class _Loss:
         """ℓ″(z) (losses with a ``third``)."""
         raise NotImplementedError
 
+    def at_zero(self) -> float:
+        """An upper bound on ℓ(0) (every loss here is >= 0)."""
+        raise NotImplementedError
+
     def flat(self) -> tuple[float, float]:
         """(Z, τ): ℓ′(z) and ℓ′(z′) differ by at most τ when z and z′ are both >= Z or both <= −Z."""
         raise NotImplementedError
@@ -300,6 +308,9 @@ class _Logistic(_Loss):
     #: max |ℓ‴| = 1/(6√3) = 0.0962..., rounded up; and |ℓ‴| = ℓ″·|1 − 2σ(z)| <= ℓ″
     third = 0.0963
 
+    def at_zero(self):
+        return math.nextafter(math.log(2.0), math.inf)  # ℓ(0) = ln 2
+
     def curvature(self, z):
         # ℓ″(z) = σ(z)σ(−z) = e/(1 + e)² with e = exp(−|z|) (even in z; no overflow)
         e = np.exp(-np.abs(z))
@@ -318,6 +329,10 @@ class _Huber(_Loss):
     def flat(self):
         # ℓ′ = 0 beyond 1 + h and −1 below 1 − h (so below −(1 + h))
         return 1.0 + self.h, 0.0
+
+    def at_zero(self):
+        # ℓ_h(0) = 1 for h < 1 (0 < 1 − h), (1 + h)²/(4h) for h >= 1, rounded up
+        return 1.0 if self.h < 1.0 else float_up(Fraction(1 + Fraction(self.h)) ** 2 / (4 * Fraction(self.h)))
 
 
 def objective_perturbation_parameters(
@@ -598,7 +613,8 @@ class Descent:
 @dataclass(frozen=True)
 class _Momentum:
     """The accelerated phase of :class:`Accelerated`, from public values: Nesterov's method with constant momentum
-    α <= √(μ/L) and the gradient step 1/L̃ (L̃ = μ/α² >= L) on F(g) from g = 0, which has √Φ_0 <= ``start`` = R/√μ.
+    α <= √(μ/L) and the gradient step 1/L̃ (L̃ = μ/α² >= L) on F(g) from g = 0, which has √Φ_0 <= ``start`` = R/√μ
+    (and <= √ℓ(0) without offsets).
     While every iterate has norm at most ``size``, each computed step satisfies
     √Φ_{k+1} <= √(1 − α)·√Φ_k + E, so √Φ_K <= (1 − α)^{K/2}·start + ``drift`` (module docstring)."""
 
@@ -618,7 +634,11 @@ class _Momentum:
         momentum = math.sqrt(reg / _smoothness(loss.c, bound, reg)) * (1.0 - tiny)  # α <= √(μ/L)
         curvature = reg / (momentum * momentum) * (1.0 + tiny)  # L̃ = μ/α² >= L, rounded up
         sigma = math.sqrt(2.0 / reg) * (1.0 + tiny)  # ‖v − g*‖ <= σ√Φ
-        start = bound / math.sqrt(reg)  # √Φ_0 <= R/√μ
+        # √Φ_0 <= R/√μ (‖∇F(0)‖ <= R); without offsets also <= √ℓ(0): Φ_0 = F(0) − F* + (μ/2)‖g*‖² is the loss part
+        # at 0 minus the loss part at g*, and the loss part is >= 0 and at most ℓ(0) at 0
+        start = bound / math.sqrt(reg)
+        if not offsets:
+            start = min(start, math.sqrt(loss.at_zero()) * (1.0 + tiny))
         flat, tail = loss.flat() if offsets else (0.0, 0.0)
         g4 = gamma(4)
 
