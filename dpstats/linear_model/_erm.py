@@ -564,8 +564,9 @@ def _newton_cost(d: int) -> float:
 
 @dataclass(frozen=True)
 class Descent:
-    """Output perturbation's solver, planned from public values only (module docstring, "Output perturbation by a
-    fixed number of gradient steps"): ``steps`` steps of size ``step`` from f = 0, each a contraction by
+    """Output perturbation's fallback solver when ``max_iter`` is too small for :class:`OutputPerturbation`'s
+    target, planned from public values only (module docstring, "Output perturbation"): at most ``max_iter``
+    gradient steps, ``steps`` steps of size ``step`` from f = 0, each a contraction by
     ``contraction``; ``sensitivity`` bounds ‖f̂_K(D) − f̂_K(D′)‖₂ for the computed iterates (the stability bound
     plus twice the accumulated floating-point error ``drift``); ``distance`` bounds ‖f̂_K − f*‖₂ (for the
     analyst: how far the release's centre can be from the exact minimiser)."""
