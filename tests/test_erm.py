@@ -53,7 +53,7 @@ def _minimise(X, y, loss, lam, centre, tol=1e-10, max_iter=10**6, steps=None):
         plan = dataclasses.replace(plan, steps=steps(plan))
     data = _Rows(X, y)
     offsets = data.per_row(
-        _offsets_of(centre, plan.cap, _compensated_up_to(d, plan.cap, 1.0), _plain_up_to(d, plan.cap))
+        _offsets_of(centre, plan.cap, _compensated_up_to(d, plan.cap, 1.0), _plain_up_to(d, plan.cap, 1e-3))
     )
     return _solve(data, loss, lam, plan, offsets), plan
 
@@ -178,7 +178,7 @@ def _adversarial_solve(name, loss, against, lam=1e-3):
         push = (y[:, None] * X).sum(axis=0)
         centre = -30.0 * push / np.linalg.norm(push)
         plan = Accelerated.plan(n, d, lam, LOSSES[loss], 1e-9 / lam, 10**6)
-        methods = _compensated_up_to(d, plan.cap, 1.0), _plain_up_to(d, plan.cap)
+        methods = _compensated_up_to(d, plan.cap, 1.0), _plain_up_to(d, plan.cap, 1e-3)
         offsets = (data.per_row(_offsets_of(centre, plan.cap, *methods)),)
     else:
         centre, offsets = np.zeros(d), ()
@@ -352,7 +352,8 @@ def test_offsets_are_within_their_bound_whatever_the_size_of_the_noise_centre(me
     of magnitude at norm 1e12."""
     X, y = separable(300, d=7, seed=2)
     cap, bound = 1e4, 2 * 2.0**-53 * 1e4
-    limits = {"plain": _plain_up_to(7, cap), "compensated": _compensated_up_to(7, cap, 1.0)}
+    limits = {"plain": _plain_up_to(7, cap, 1.0), "compensated": _compensated_up_to(7, cap, 1.0)}
+    assert limits["plain"] > 300 and _plain_up_to(7, cap, 1e3) == 0.0  # (a large noise scale: never plain)
     used = 0
     for scale in (1.0, 300.0, 1e6, 1e12, 1e300):
         centre = np.random.default_rng(3).standard_normal(7) * scale

@@ -73,8 +73,10 @@ logistic loss, 1 for the Huber loss with h < 1), far below R²/μ for a small
 * floating point: the offsets are computed by a plain dot product while the
   noise centre is small against the public cap below (an error of at most
   γ_d R‖s‖), else by an error-free transformation (exact products, compensated
-  sums; correctly rounded sums when ‖s‖ is too large for them, an event of
-  probability below 2^-64 decided from public values), each within 2u·cap;
+  sums; correctly rounded sums when ‖s‖ is too large for them), each within
+  2u·cap; each way is used only where the other ones are needed with a
+  probability below 2^-64, decided from public values (the way shows in the
+  time a call takes);
   they are clipped at that cap, beyond which ℓ′ is flat (the clip changes no
   gradient: by e^-40 at most for the logistic loss, counted); each step's
   rounding is bounded from n, d, the block size and a public bound on the
@@ -943,7 +945,7 @@ def _objective_perturbation(data: _Rows, loss, lam, epsilon, tol, max_iter, nois
     )
     rate = float_down(1 / Fraction(spread))  # the sampler's scale 1/rate, rounded to nearest, is then >= spread
     centre = draw("objective perturbation's noise centre", rng, lambda: -sample_gamma_norm_vector(d, rate, rng))
-    methods = _compensated_up_to(d, plan.cap, spread), _plain_up_to(d, plan.cap)
+    methods = _compensated_up_to(d, plan.cap, spread), _plain_up_to(d, plan.cap, spread)
     offsets = data.per_row(_offsets_of(centre, plan.cap, *methods))
     g = _solve(data, loss, reg, plan, offsets)
     # for b fixed, the perturbed objective is (λ + Δ)-strongly convex and neighbours' gradients differ by at most
@@ -1133,11 +1135,13 @@ def _compensated_up_to(d: int, cap: float, spread: float) -> float:
     return threshold if gammaincc(d, threshold / spread) <= _RARE else 0.0
 
 
-def _plain_up_to(d: int, cap: float) -> float:
-    """The norm of the noise centre up to which a plain dot product gives every offset within 2u·``cap``: it is
-    within γ_d Σ_j |x_j s_j| <= γ_d R‖s‖ (Higham 2002, Lemma 3.1), and the noise centre is usually small against the
-    cap (public values only)."""
-    return 2.0 * UNIT_ROUNDOFF * cap / (gamma(d) * norm_bound(d) * 1.01)
+def _plain_up_to(d: int, cap: float, spread: float) -> float:
+    """The norm of the noise centre up to which a plain dot product gives every offset within 2u·``cap`` (it is
+    within γ_d Σ_j |x_j s_j| <= γ_d R‖s‖, Higham 2002, Lemma 3.1), or 0 when a larger norm is not rare (probability
+    above :data:`_RARE` for ‖s‖ ~ Gamma(d, ``spread``)): public values only. (Which way the offsets are computed
+    shows in the time a call takes and depends on the noise; a rare threshold keeps that event negligible.)"""
+    threshold = 2.0 * UNIT_ROUNDOFF * cap / (gamma(d) * norm_bound(d) * 1.01)
+    return threshold if gammaincc(d, threshold / spread) <= _RARE else 0.0
 
 
 def _offsets_of(centre: np.ndarray, cap: float, compensated_up_to: float, plain_up_to: float = 0.0):
