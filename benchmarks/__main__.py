@@ -24,6 +24,7 @@ MODULES = [
     "bench_pca",
     "bench_memory",
     "bench_peers",
+    "bench_erm",
     "bench_noise",
     "bench_accounting",
     "bench_scale",
