@@ -24,11 +24,13 @@ MODULES = [
     "bench_pca",
     "bench_memory",
     "bench_peers",
+    "bench_erm",
     "bench_noise",
     "bench_accounting",
     "bench_scale",
     "bench_covariance_trace",
     "bench_pca_peers",
+    "bench_linreg",
 ]
 
 

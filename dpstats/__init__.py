@@ -44,6 +44,7 @@ _LAZY = {
     "histogram": "descriptive",
     "inference": "inference",
     "linear_model": "linear_model",
+    "linear_regression": "linear_model",
     "logistic_regression": "linear_model",
     "low_rank": "decomposition",
     "mean": "descriptive",

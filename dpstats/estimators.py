@@ -1,8 +1,9 @@
 """scikit-learn estimators around dpstats' mechanisms.
 
 :class:`DPPCA` (:func:`dpstats.pca`), :class:`DPCCA` (:func:`dpstats.cca`),
-:class:`DPLogisticRegression` (:func:`dpstats.logistic_regression`) and
-:class:`DPLinearSVC` (:func:`dpstats.svm`) follow scikit-learn's conventions:
+:class:`DPLogisticRegression` (:func:`dpstats.logistic_regression`),
+:class:`DPLinearSVC` (:func:`dpstats.svm`) and :class:`DPLinearRegression`
+(:func:`dpstats.linear_regression`) follow scikit-learn's conventions:
 hyper-parameters in ``__init__``, ``fit`` returns ``self``, fitted attributes end
 with ``_``, ``get_params``/``set_params``/``clone`` work, and the estimators run
 inside :class:`~sklearn.pipeline.Pipeline` and
@@ -70,7 +71,14 @@ import math
 
 import numpy as np
 from scipy.special import expit
-from sklearn.base import BaseEstimator, ClassifierMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, clone
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    ClassNamePrefixFeaturesOutMixin,
+    RegressorMixin,
+    TransformerMixin,
+    clone,
+)
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d, validate_data
 
@@ -84,10 +92,11 @@ from .decomposition._cca import cca
 from .decomposition._pca import pca
 from .exceptions import DataValidationError, ParameterError, PrivacyError
 from .linear_model._erm import DEFAULT_MAX_ITER, DEFAULT_TOL, LOGISTIC, fit_weights, huber
+from .linear_model._linear_regression import linear_regression
 from .noise.random import check_rng, independent_generator
 from .preprocessing import RADIUS_SHARE
 
-__all__ = ["DPCCA", "DPLinearSVC", "DPLogisticRegression", "DPPCA"]
+__all__ = ["DPCCA", "DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "DPPCA"]
 
 
 class _SharedAccountantMixin:
@@ -786,3 +795,125 @@ class DPLinearSVC(_DPLinearClassifier):
 
 DPLogisticRegression.__doc__ = DPLogisticRegression.__doc__.format(notes=_CLASSIFIER_NOTES)
 DPLinearSVC.__doc__ = DPLinearSVC.__doc__.format(notes=_CLASSIFIER_NOTES)
+
+
+class DPLinearRegression(_SharedAccountantMixin, RegressorMixin, BaseEstimator):
+    """Differentially private linear regression (wraps :func:`dpstats.linear_regression`).
+
+    Every ``fit`` is one release of the chosen method, charged once: AdaSSP (the default; Wang 2018, Algorithm 2),
+    SSP, TukeyEM (Amin et al. 2023: no bounds needed; its sampler is floating point, so its guarantee is recorded
+    as unproven) or DPTheilSen (one feature; Alabi et al. 2022). See :func:`dpstats.linear_regression` and the
+    method modules for the neighbouring relation, sensitivities and calibration.
+
+    Parameters
+    ----------
+    epsilon : float, default 1.0
+        ε of each fit (private bounds included).
+    delta : float, optional
+        δ of each fit; None is the method's default (1e-6, or 0 for ``"theil_sen"``).
+    method : {"adassp", "ssp", "tukey", "theil_sen"}, default "adassp"
+    bounds_X : pair, list of pairs, dict or "private"
+        Public bounds of the columns of X (a dict by column name for a DataFrame); not for ``"tukey"``.
+    bounds_y : pair or "private"
+        Public bounds of y; not for ``"tukey"``.
+    fit_intercept : bool, default True
+    clip : bool, default False
+        Clip values outside the bounds instead of raising.
+    max_rows : int, optional
+        With ``fit(..., privacy_unit=ids)``: the public number of rows kept per unit.
+    accountant : dpstats.Accountant, optional
+        Charged at every ``fit`` (shared by clones).
+    random_state : None, int or numpy.random.Generator
+    ci_level : None
+        Reserved for confidence intervals of the coefficients (a later release); must be None.
+
+    Attributes
+    ----------
+    coef_ : numpy.ndarray, shape (n_features_in_,)
+    intercept_ : float
+    result_ : dpstats.linear_model.LinearRegressionResult
+    n_features_in_ : int
+    feature_names_in_ : numpy.ndarray, for a DataFrame X
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpstats.estimators import DPLinearRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(0, 1, (5000, 2))
+    >>> y = X @ [2.0, -1.0] + rng.normal(0, 0.1, 5000)
+    >>> model = DPLinearRegression(bounds_X=(0, 1), bounds_y=(-2, 3), random_state=0).fit(X, y)
+    >>> model.predict(X[:2]).shape
+    (2,)
+    """
+
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        delta=None,
+        method="adassp",
+        bounds_X=None,
+        bounds_y=None,
+        fit_intercept=True,
+        clip=False,
+        max_rows=None,
+        accountant=None,
+        random_state=None,
+        ci_level=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.method = method
+        self.bounds_X = bounds_X
+        self.bounds_y = bounds_y
+        self.fit_intercept = fit_intercept
+        self.clip = clip
+        self.max_rows = max_rows
+        self.accountant = accountant
+        self.random_state = random_state
+        self.ci_level = ci_level
+
+    def fit(self, X, y, privacy_unit=None):
+        """Fit the private model (``privacy_unit`` as in :meth:`DPPCA.fit`). Returns ``self``."""
+        if self.ci_level is not None:
+            raise ParameterError(
+                f"ci_level is reserved for confidence intervals of the coefficients, not yet available; got "
+                f"{self.ci_level!r}: leave it None"
+            )
+        X, privacy_unit = _unit_input(X, privacy_unit)
+        names = getattr(X, "columns", None) if is_frame(X) else None
+        if engine_of(X, y).LAZY:
+            X = _fit_input(self, X)
+        else:
+            X = _fit_input(self, X)
+            if y is None:
+                raise DataValidationError("DPLinearRegression requires y to be passed, but the target y is None")
+            _numeric(y, "y")
+            y = _sklearn("y", check_array, y, ensure_2d=False, dtype=np.float64, input_name="y")
+            y = _sklearn("y", column_or_1d, y, warn=True)
+        bounds_X = self.bounds_X
+        if isinstance(bounds_X, dict) and names is not None:
+            bounds_X = [bounds_X[c] if c in bounds_X else bounds_X.get(str(c)) for c in names]
+        result = linear_regression(
+            X,
+            y,
+            self.epsilon,
+            self.delta,
+            method=self.method,
+            bounds_X=bounds_X,
+            bounds_y=self.bounds_y,
+            fit_intercept=self.fit_intercept,
+            clip=self.clip,
+            rng=check_rng(self.random_state, "random_state"),
+            accountant=self.accountant,
+            **_unit_options(privacy_unit, self.max_rows),
+        )
+        self.coef_, self.intercept_, self.result_ = result.coef, result.intercept, result
+        return self
+
+    def predict(self, X):
+        """``X @ coef_ + intercept_`` (lazily for a dask X)."""
+        check_is_fitted(self)
+        X = _input(self, X)
+        return X @ self.coef_ + self.intercept_

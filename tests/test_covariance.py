@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import dpstats as dps
+from dpstats._kernels.eigen import verified_eigen_error as _verified_eigen_error
 from dpstats.decomposition._bingham import sample_sequential_bingham
-from dpstats.decomposition._covariance import METHODS, _verified_eigen_error
+from dpstats.decomposition._covariance import METHODS
 
 
 def _spiked(n=2000, d=6, seed=0):

@@ -485,3 +485,131 @@ def test_the_fallback_sort_keeps_k_keys_per_unit_too(monkeypatch):
     assert table.units.sum() == np.minimum(degree, k).sum()
     order = np.random.default_rng(4).permutation(N)
     np.testing.assert_array_equal(key_table(KEYS[order], ids[order], None, spec).units, table.units)
+
+
+# ----------------------------------------------------------------------------- what a key's type may reveal (issue 39)
+
+# 1,000 units in five frequent keys (0 … 4, each far above the selection's threshold), and unit 0 with a key of its
+# own (never released at δ = 1e-6): 7 or 7.5, an int or a float.
+FREQUENT = np.repeat(np.arange(5), 200)
+
+
+def _lone_key(lone) -> np.ndarray:
+    keys = FREQUENT.astype(object)
+    keys[0] = lone
+    return keys
+
+
+@pytest.mark.parametrize("lone", [7.5, "7"])
+def test_the_released_keys_type_does_not_depend_on_an_unreleased_key(lone):
+    """Issue 39, item 2: the type of the released index was chosen from every key, so unit 0's 7.5 (never
+    released) turned the index [0, 1, 2, 3, 4] (int64) into [0.0, …, 4.0] (float64). It now depends only on the
+    keys' declared dtype and on the released keys. (A lone "7" among numbers is refused as mixed kinds, before the
+    charge, on both neighbours alike: validation, seen by the caller only.)"""
+    releases = {
+        "histogram": lambda keys: dps.histogram(list(keys), 1.0, 1e-6, rng=1),
+        "count": lambda keys: dps.count(np.ones(keys.size), 1.0, 1e-6, by=keys, rng=1),
+        "mean": lambda keys: dps.mean(
+            pd.DataFrame({"k": pd.Series(keys, dtype=object), "x": 0.5}), 1.0, 1e-6, by="k", bounds=(0, 1), rng=1
+        ),
+    }
+    for name, release in releases.items():
+        reference = release(_lone_key(7))
+        assert reference.index.dtype == np.int64 and list(reference.index) == [0, 1, 2, 3, 4], name
+        if isinstance(lone, str):
+            with pytest.raises(DataValidationError, match="one kind"):
+                release(_lone_key(lone))
+            continue
+        neighbour = release(_lone_key(lone))
+        pd.testing.assert_index_equal(neighbour.index, reference.index)
+
+
+def test_declared_dtypes_set_the_released_keys_type():
+    """A float column releases float keys, an integer column int keys, whatever the values; an object column of
+    numbers releases int64 keys when every released key is an integer, float64 otherwise (a function of the
+    released keys)."""
+    floats = dps.histogram(FREQUENT.astype(float), 1.0, 1e-6, rng=1)
+    assert floats.index.dtype == np.float64 and list(floats.index) == [0.0, 1.0, 2.0, 3.0, 4.0]
+    ints = dps.histogram(FREQUENT, 1.0, 1e-6, rng=1)
+    assert ints.index.dtype == np.int64
+    halves = _lone_key(7).astype(object)
+    halves[FREQUENT == 4] = 4.5
+    released = dps.histogram(list(halves), 1.0, 1e-6, rng=1)
+    assert released.index.dtype == np.float64 and list(released.index) == [0.0, 1.0, 2.0, 3.0, 4.5]
+    empty = dps.histogram(list(_lone_key(7.5)), 1e-3, 1e-12, rng=1)  # nothing reaches the threshold
+    assert empty.size == 0 and empty.index.dtype == object
+
+
+def test_polars_keys_type_does_not_depend_on_an_unreleased_key():
+    """A polars column's dtype is declared (Int64, Float64, String); only an Object column leaves it open."""
+    pl = pytest.importorskip("polars")
+    out = [
+        dps.count(
+            pl.DataFrame({"k": pl.Series(_lone_key(lone).tolist(), dtype=pl.Object), "x": 1.0}),
+            1.0,
+            1e-6,
+            by="k",
+            rng=1,
+        )
+        for lone in (7, 7.5)
+    ]
+    assert out[0]["k"].dtype == out[1]["k"].dtype == pl.Int64 and out[0]["k"].to_list() == [0, 1, 2, 3, 4]
+
+
+def test_a_units_key_type_does_not_change_which_keys_other_units_keep():
+    """Issue 39, item 4: the (unit, key) priorities hashed every key in the canonical type of all keys, so unit 0
+    changing its key 100 into 100.5 (int64 keys became float64) changed the keys every other unit kept. The hash
+    is now a function of the key's value alone (7 and 7.0 hash alike), as the module docstring says."""
+    rng = np.random.default_rng(39)
+    units = np.repeat(np.arange(50), 20)
+    keys = rng.integers(0, 60, units.size).astype(object)
+    keys[units == 0] = 100
+    spec = GroupSpec(max_rows=1, max_groups=2, key=7, by_unit=True)
+    tables = []
+    for lone in (100, 100.5, 100.0):
+        changed = keys.copy()
+        changed[units == 0] = lone
+        tables.append(key_table(changed, canonical_ids(units), None, spec))
+    others = [{k: u for k, u in zip(t.keys.tolist(), t.units.tolist(), strict=True) if k < 100} for t in tables]
+    assert others[0] == others[1] == others[2]
+    assert tables[0].keys.dtype == np.int64 and tables[1].keys.dtype == np.float64
+
+
+def test_dask_object_keys_are_the_memory_keys():
+    """Issue 39, item 6: the Dask engine made keys canonical per partition (object keys became the strings
+    '0', '1', … of a DataFrame column and, with units, the release differed from memory's for the same seed; ints in
+    some partitions and strings in others were merged, 1 with "1"). Keys are now made canonical over all
+    partitions, as units are. (dask itself turns an object column of a DataFrame it builds into strings unless
+    ``dataframe.convert-string`` is off: those keys are then strings in the data the release is given.)"""
+    dask = pytest.importorskip("dask")
+    da, dd = pytest.importorskip("dask.array"), pytest.importorskip("dask.dataframe")
+
+    def lazy(series):
+        with dask.config.set({"dataframe.convert-string": False}):
+            return dd.from_pandas(series, npartitions=3)
+
+    keys = pd.Series(FREQUENT.astype(object))
+    x = pd.Series(np.linspace(0, 1, keys.size))
+    units = pd.Series(np.arange(keys.size) % 300)
+    for extra in ({}, dict(privacy_unit=units, max_rows=1), dict(privacy_unit=units, max_rows=2, max_groups=2)):
+        memory = dps.count(x, 1.0, 1e-6, by=keys, rng=1, **extra)
+        on_dask = {k: lazy(v) if isinstance(v, pd.Series) else v for k, v in extra.items()}
+        frame = dps.count(lazy(x), 1.0, 1e-6, by=lazy(keys), rng=1, **on_dask)
+        pd.testing.assert_series_equal(frame, memory)
+        array = dps.count(
+            da.from_array(x.to_numpy(), chunks=300),
+            1.0,
+            1e-6,
+            by=da.from_array(keys.to_numpy(), chunks=300),
+            rng=1,
+            **on_dask,
+        )
+        pd.testing.assert_series_equal(array, memory)
+    mixed = keys.copy()
+    mixed[:300] = "1"  # strings in the first partition only, numbers in the others
+    for data, by in ((x, mixed), (lazy(x), lazy(mixed))):
+        with pytest.raises(DataValidationError, match="one kind"):
+            dps.count(data, 1.0, 1e-6, by=by, rng=1)
+    public = [0, 1, 2, 3, 4]
+    categories = dps.count(lazy(x), 1.0, by=lazy(keys), categories=public, rng=1)
+    pd.testing.assert_series_equal(categories, dps.count(x, 1.0, by=keys, categories=public, rng=1))

@@ -13,7 +13,7 @@ import pytest
 import dpstats as dps
 from dpstats._kernels.gram import norm_bound_squared
 from dpstats.accounting.gaussian import exact_gaussian_privacy_gap
-from dpstats.exceptions import DataValidationError, ParameterError
+from dpstats.exceptions import AccountantSharingError, DataValidationError, ParameterError
 from dpstats.noise.calibration import gaussian_sigma_analytic
 
 RNG = np.random.default_rng(0)
@@ -236,3 +236,73 @@ def test_bounds_too_close_to_zero_are_refused_before_charging():
         with pytest.raises(ParameterError, match="too close to 0"):
             call([0.0, 1e-300], 1.0, bounds=(0, 1e-300), accountant=acc)
     assert acc.ledger == []
+
+
+# ----------------------------------------------------------------------------- a spend outside the creating process
+
+
+def _release_outcome(acc, results) -> None:
+    """In a worker: release with ``acc``; report what happened (the error's type, or "released")."""
+    try:
+        dps.mean([0.5, 0.25], 0.9, bounds=(0, 1), rng=0, accountant=acc)
+        results.put("released")
+    except Exception as err:  # noqa: BLE001 - the outcome is what the test reads
+        results.put(type(err).__name__)
+
+
+@pytest.mark.parametrize("method", ["fork", "forkserver", "spawn"])
+def test_an_in_memory_accountant_refuses_spends_outside_its_process(method):
+    """Issue 39, item 3: under fork (multiprocessing.Pool, ProcessPoolExecutor on Linux) every worker inherited a
+    copy of an in-memory Accountant and spent on it: four workers released at ε = 0.9 each under a budget of 1.0 and
+    the parent's ledger read 0 releases. A spend is now refused in any process but the accountant's creator; under
+    forkserver and spawn the accountant reaches a worker only by pickling, which it refuses."""
+    import multiprocessing
+
+    if method not in multiprocessing.get_all_start_methods():
+        pytest.skip(f"no {method} start method on this platform")
+    context = multiprocessing.get_context(method)
+    acc = dps.Accountant(1.0, 0.0, composition="basic")
+    results = context.Queue()
+    outcomes = []
+    for _ in range(2):
+        try:
+            worker = context.Process(target=_release_outcome, args=(acc, results))
+            worker.start()
+        except AccountantSharingError:
+            outcomes.append("AccountantSharingError")
+            continue
+        worker.join(60)
+        outcomes.append(results.get(timeout=5))
+    assert outcomes == ["AccountantSharingError"] * 2
+    assert acc.ledger == [] and acc.spent == (0.0, 0.0)
+    dps.mean([0.5], 0.9, bounds=(0, 1), rng=0, accountant=acc)  # the creator still spends
+    assert len(acc.ledger) == 1
+
+
+def test_the_refusal_says_what_to_do_and_a_ledger_file_is_shared_across_a_fork(tmp_path):
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork on this platform")
+    context = multiprocessing.get_context("fork")
+    acc = dps.Accountant(1.0, 0.0, composition="basic")
+    errors = context.Queue()
+
+    def spend():
+        try:
+            acc.spend(0.5)
+            errors.put("")
+        except AccountantSharingError as err:
+            errors.put(str(err))
+
+    worker = context.Process(target=spend)
+    worker.start()
+    worker.join(60)
+    message = errors.get(timeout=5)
+    assert "ledger_file" in message and "another process" in message
+    shared = dps.Accountant(1.0, 0.0, composition="basic", ledger_file=tmp_path / "budget.jsonl")
+    acc = shared
+    worker = context.Process(target=spend)
+    worker.start()
+    worker.join(60)
+    assert errors.get(timeout=5) == "" and shared.spent == (0.5, 0.0)

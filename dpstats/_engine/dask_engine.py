@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import operator
+from dataclasses import replace
 
 import dask
 import dask.array as da
@@ -32,7 +33,7 @@ from .._kernels import groups
 from .._kernels.fixed_point import BinCounts, ChunkSums, FixedPoint, chunk_bin_counts
 from .._kernels.reduce import Part, chunk_part, merge_parts
 from .._kernels.rows import scaled_rows
-from .._kernels.units import canonical_ids, row_hashes, select_rows
+from .._kernels.units import IdSummary, canonical_ids, convert_ids, describe_ids, id_target, row_hashes, select_rows
 from .._validation import check_numeric_dtype
 from ..exceptions import DataValidationError
 from . import numpy_engine
@@ -276,6 +277,11 @@ def key_table(keys, units, values, spec: groups.GroupSpec) -> groups.KeyTable:
     merge_tables`, exact integers): only the per-key statistics reach the client, the same as in memory."""
     import dask.dataframe as dd
 
+    keys = keys if isinstance(keys, da.Array) else da.from_array(np.asarray(keys))
+    keys, spec, missing = _canonical_keys(keys, spec)
+    if missing:
+        none = np.zeros(0, dtype=np.int64)
+        return groups.KeyTable(none, none, none, missing=missing)
     arrays = [
         a if isinstance(a, da.Array) else da.from_array(np.asarray(a)) for a in (keys, units, values) if a is not None
     ]
@@ -295,6 +301,41 @@ def key_table(keys, units, values, spec: groups.GroupSpec) -> groups.KeyTable:
     task = functools.partial(_partition_table, spec=spec, by_unit=units is not None, width=width)
     shares = [dask.delayed(task, pure=False)(part) for part in frame.to_delayed()]
     return _tree(shares, groups.merge_tables)
+
+
+def _canonical_keys(keys: da.Array, spec: groups.GroupSpec) -> tuple[da.Array, groups.GroupSpec, int]:
+    """(the keys in one type over all partitions, the spec to read them with, the number of missing keys).
+
+    The kernel makes keys canonical (:func:`~dpstats._kernels.units.canonical_ids`) from the keys it is given;
+    per partition that would give each partition its own type (object keys as the strings a DataFrame makes of
+    them, an int in one partition and a float or a string in another merged or compared as strings), where memory
+    decides from all keys at once. So the rule is applied here to all of them, as for privacy units
+    (:func:`dpstats._engine.units.canonical_units`):
+
+    * public ``categories``: every key becomes its position in the list (−1 outside), lazily, and the partitions
+      look up positions (the categories become ``0, 1, …``): the same codes as in memory;
+    * object keys: every block is described (counts only), the descriptions are added on the client (missing keys
+      counted, mixed kinds refused by the rule and message of memory, before anything is computed from the data),
+      and every block is converted to the one type they decide;
+    * typed keys (numbers, strings): their dtype is one type already.
+    """
+    if spec.categories is not None:
+        codes = keys.map_blocks(groups.category_positions, spec.categories, dtype=np.int64)
+        return codes, replace(spec, categories=tuple(range(len(spec.categories)))), 0
+    if keys.dtype.kind != "O":
+        return keys, spec, 0
+    describe = dask.delayed(describe_ids, pure=True)
+    summary = sum(dask.compute(*(describe(block) for block in keys.to_delayed().ravel())), IdSummary())
+    if summary.missing:
+        return keys, spec, summary.missing
+    target = id_target(summary, spec.name)
+    dtype = np.dtype(object) if target == "str" else np.dtype(target)
+    return keys.map_blocks(_converted_keys, target, dtype=dtype, meta=np.empty(0, dtype=dtype)), spec, 0
+
+
+def _converted_keys(block: np.ndarray, target: str) -> np.ndarray:
+    values = convert_ids(np.asarray(block), target)
+    return values.astype(object) if target == "str" else values
 
 
 def _partition_table(frame, spec: groups.GroupSpec, by_unit: bool, width: int) -> groups.KeyTable:

@@ -25,6 +25,13 @@ rows (or m rows in m keys), and in nothing else; the privacy argument of every g
 Keys are integers, floating-point numbers or strings of one kind (:func:`dpstats._kernels.units.canonical_ids`);
 a missing key (None, NaN) is counted, not grouped (the release refuses it). With public ``categories`` the keys are
 looked up in the list instead (codes in the list's order; a key outside it is counted).
+
+**A key's type is not public.** The canonical type of the keys (int64, float64 or str) is chosen from *all* keys:
+one unit's 7.5 among integers makes it float64. So it is used only to group rows (equality, order), and nothing
+that leaves a release depends on it: a pair's priority hashes the key's value (:func:`_key_hashes`: 7.0 hashes
+as 7), so one unit's key type cannot change which keys another unit keeps; and the released keys are typed from the
+keys' declared dtype and the released keys alone (:func:`released_keys`). The Dask engine makes keys canonical over
+all partitions before grouping (``dask_engine._canonical_keys``), as memory does.
 """
 
 from __future__ import annotations
@@ -40,7 +47,7 @@ from .fixed_point import FixedPoint
 from .reduce import ExactSum
 from .units import canonical_ids, mix, ranks_within, select_rows, value_hashes
 
-__all__ = ["GroupSpec", "KeyTable", "factorize", "key_table", "merge_tables"]
+__all__ = ["GroupSpec", "KeyTable", "category_positions", "factorize", "key_table", "merge_tables", "released_keys"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 #: The leading bits of a (unit, key) pair's keyed hash that order a unit's keys (ties, at 2^-20 per pair of keys
@@ -48,6 +55,7 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 PRIORITY_BITS = 20
 #: Weights of the weighted selection: w_d = ⌊2^20/√d⌋ in units of 2^-20 (:func:`dpstats.noise.selection.unit_weight`).
 _WEIGHT_BITS = 20
+_INT64_LIMIT = 2.0**63
 #: Rows summed per np.bincount of integer-valued floats below 2^b: 2^(52 - b), so every partial sum is exact.
 _SUM_SPLIT = 18  # q = a·2^18 + b, |a| <= 2^19, 0 <= b < 2^18 (records of 36 bits)
 _SQUARE_SPLIT = 13  # q = a·2^13 + b (records of 26 bits): a², ab, b² below 2^27
@@ -170,8 +178,7 @@ def _unit_codes(units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _keys_of(keys: np.ndarray, categories: tuple | None, name: str = "by") -> tuple[np.ndarray | None, int, int]:
     """(canonical keys or category positions; rows with a missing key; rows outside the categories)."""
     if categories is not None:
-        index = {c: i for i, c in enumerate(categories)}
-        codes = _category_positions(np.asarray(keys, dtype=object), index)
+        codes = category_positions(keys, categories)
         outside = int(np.count_nonzero(codes < 0))
         return (None, 0, outside) if outside else (codes, 0, 0)
     missing = _missing(keys)
@@ -189,6 +196,12 @@ def _missing(keys: np.ndarray) -> int:
     return 0
 
 
+def category_positions(keys, categories: tuple) -> np.ndarray:
+    """The position of each key in the public ``categories`` (int64; −1 for a key outside them, a missing key
+    among them): keys are looked up by Python equality, so 7 and 7.0 are one key."""
+    return _category_positions(np.asarray(keys, dtype=object), {c: i for i, c in enumerate(categories)})
+
+
 def _category_positions(values: np.ndarray, index: dict) -> np.ndarray:
     """The position of each value in the categories (−1 outside; a missing value is outside), looking up each
     distinct value once."""
@@ -204,6 +217,34 @@ def _category_positions(values: np.ndarray, index: dict) -> np.ndarray:
     except TypeError:  # values of kinds that do not sort together (str and None): each value on its own
         return np.fromiter((lookup(v) for v in values), dtype=np.int64, count=values.size)
     return np.array([lookup(v) for v in distinct], dtype=np.int64)[inverse.reshape(-1)]
+
+
+def released_keys(keys: np.ndarray, declared: np.dtype) -> np.ndarray | list:
+    """The released keys (canonical values, from :attr:`KeyTable.keys`) in the type the release shows them in: a
+    function of the keys' *declared* dtype and of the released keys alone, never of a key that is not released.
+
+    The canonical type of the keys (:func:`~dpstats._kernels.units.canonical_ids`) is chosen from every key: one
+    unit's 7.5 makes it float64. So it is used for grouping only, and the released keys are typed by
+
+    * the declared dtype: integers (and booleans) → int64, floating point → float64, strings → str;
+    * for an object column (lists, pandas object or categorical columns, polars strings), the released keys
+      themselves: strings → str; numbers → int64 when every released key is an integer in the int64 range,
+      float64 otherwise; no key released → an empty list (an object index).
+
+    Returns an int64 or float64 array, or a list of str.
+    """
+    kind = np.dtype(declared).kind
+    if keys.dtype.kind == "U" or kind in "US":
+        return [str(k) for k in keys.tolist()]
+    if kind in "biu":
+        return keys.astype(np.int64)
+    if kind == "f":
+        return keys.astype(np.float64)
+    if not keys.size:
+        return []
+    with np.errstate(invalid="ignore"):
+        whole = bool(np.all((keys == np.floor(keys)) & (np.abs(keys) < _INT64_LIMIT)))
+    return keys.astype(np.int64) if whole else keys.astype(np.float64)
 
 
 # ----------------------------------------------------------------------------- the table of one block
@@ -258,7 +299,7 @@ class _Hashes:
     def __init__(self, unit_values: np.ndarray, keys: np.ndarray, key: int) -> None:
         object.__setattr__(self, "unit", value_hashes(unit_values, key))
         with np.errstate(over="ignore"):  # (hash(key) ^ salt)·golden, an odd multiplier: a bijection
-            object.__setattr__(self, "key", (value_hashes(_hashable(keys), key ^ 1) ^ np.uint64(key)) * _GOLDEN)
+            object.__setattr__(self, "key", (_key_hashes(keys, key ^ 1) ^ np.uint64(key)) * _GOLDEN)
 
     def of(self, unit_codes: np.ndarray, key_codes: np.ndarray) -> np.ndarray:
         """A keyed hash of each (unit, key) pair's values."""
@@ -267,9 +308,19 @@ class _Hashes:
         return mix(pair)
 
 
-def _hashable(distinct: np.ndarray) -> np.ndarray:
-    """The keys as an array :func:`~dpstats._kernels.units.value_hashes` takes (positions in a list are int64)."""
-    return distinct if distinct.dtype.kind in "iufU" else distinct.astype(str)
+def _key_hashes(keys: np.ndarray, salt: int) -> np.ndarray:
+    """A keyed 64-bit hash of each key that is a function of the key's *value* alone, not of the array's dtype: a
+    float that is an int64 integer hashes as that integer (7.0 as 7, -0.0 as 0), so a key hashes alike whether the
+    other keys made the canonical type int64 or float64 (:func:`~dpstats._kernels.units.canonical_ids` chooses it
+    from all the keys, any unit's among them). Strings and category positions hash as themselves."""
+    if keys.dtype.kind != "f":
+        return value_hashes(keys if keys.dtype.kind in "iuU" else keys.astype(str), salt)
+    out = value_hashes(keys, salt)
+    with np.errstate(invalid="ignore"):
+        whole = np.flatnonzero((keys == np.floor(keys)) & (np.abs(keys) < _INT64_LIMIT))
+    if whole.size:
+        out[whole] = value_hashes(keys[whole].astype(np.int64), salt)
+    return out
 
 
 def _rows_per_unit(units: np.ndarray, keys: np.ndarray, values, spec: GroupSpec) -> np.ndarray:

@@ -41,6 +41,23 @@ __all__ = ["DEFAULT_DELTA", "Accountant", "ParallelBlock", "charge", "check_acco
 #: δ of an Accountant created without one: small against 1/n for data sets up to a million rows.
 DEFAULT_DELTA = 1e-6
 
+#: How many forks separate this process from the interpreter that started it: a fork copies every object, an
+#: in-memory Accountant among them, and this number tells the copy from the original (a pid alone could be reused).
+_FORKS = [0]
+
+
+def _forked() -> None:
+    _FORKS[0] += 1
+
+
+def _process() -> tuple[int, int]:
+    """This process, as an in-memory accountant's owner: (pid, forks since the interpreter started)."""
+    return os.getpid(), _FORKS[0]
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
+
 
 class Accountant:
     """Track the privacy budget spent by a sequence of releases, composing them tightly.
@@ -94,7 +111,8 @@ class Accountant:
         a full disk and a missing folder, and the file stays as it was. An
         accountant with a ledger file can be pickled and sent to worker
         processes (``cross_val_score(..., n_jobs=2)``); one without refuses to be
-        pickled or copied, because its copy's charges would be lost.
+        pickled or copied, because its copy's charges would be lost, and refuses a spend in a process forked from its
+        creator (the copy a fork makes).
 
     Examples
     --------
@@ -125,6 +143,7 @@ class Accountant:
         self._entered: list[int] = []  # indices of the records in the order they entered the running total
         self._running = Composition.of(self.composition, self.delta, self.slack)
         self._lock = threading.RLock()
+        self._owner = _process()  # an in-memory ledger is charged by this process only (_check_owner)
         self.ledger_file = None if ledger_file is None else _ledger_path(ledger_file)
         self._log = None if self.ledger_file is None else LedgerLog(self.ledger_file)
         if self._log is not None:
@@ -169,12 +188,47 @@ class Accountant:
     @property
     def head(self) -> tuple[int, str] | None:
         """For a ledger file: (number of records, SHA-256 of the last record). Keep it elsewhere (a lab notebook,
-        a commit) to detect later a rewrite of the whole log, which the log alone cannot show. None without a
-        ledger file."""
+        a commit) and :meth:`check_head` it later, to detect a rollback or a rewrite of the log with its head, which
+        the files alone cannot show. None without a ledger file."""
         if self._log is None:
             return None
         with self._synced():
             return self._log.head
+
+    def check_head(self, head) -> None:
+        """Check that the ledger file still holds a head noted earlier (:attr:`head`, kept elsewhere: a lab
+        notebook, a commit, an e-mail): at least its number of records, the last of them with its hash.
+
+        The files alone cannot show a rollback by someone who can write both: the last records deleted together
+        with their head entries, or the log cut to a consistent prefix with a head to match, or rewritten from some
+        record on (:mod:`dpstats.accounting.log`, "What the files cannot show"). A head pinned outside them can:
+        this raises :class:`~dpstats.exceptions.LedgerTamperedError` (naming the file and the record) if the
+        ledger no longer extends it, and the accountant refuses every later use, as for any tampering.
+
+        Parameters
+        ----------
+        head : (int, str)
+            ``(number of records, SHA-256 of the last record)``, as :attr:`head` gave it.
+        """
+        valid = (
+            isinstance(head, (tuple, list))
+            and len(head) == 2
+            and isinstance(head[0], numbers.Integral)
+            and not isinstance(head[0], bool)
+            and head[0] >= 0
+            and isinstance(head[1], str)
+            and len(head[1]) == 64
+            and all(c in "0123456789abcdef" for c in head[1])
+        )
+        if not valid:
+            raise ParameterError(
+                f"head must be (number of records, SHA-256 hex digest of the last record) as Accountant.head gives "
+                f"it; got {head!r}"
+            )
+        if self._log is None:
+            raise ParameterError("check_head needs a ledger file: an in-memory ledger has no head")
+        with self._synced() as fd:
+            self._log.check_pinned(fd, int(head[0]), head[1])
 
     def composition_items(self) -> list:
         """The ledger as the composition rules take it: events and :class:`~dpstats.accounting.Parallel` blocks,
@@ -464,6 +518,8 @@ class Accountant:
     def _synced(self, write: bool = False):
         """Hold this accountant's lock and, with a ledger file, the file's lock (exclusive to ``write``), with
         what other processes appended read in; yields the file descriptor (None without a file)."""
+        if write and self._log is None:
+            self._check_owner()
         with self._lock:
             if self._log is None:
                 yield None
@@ -471,6 +527,25 @@ class Accountant:
             with self._log.locked(write) as fd:
                 self._read(self._log.read_new(fd))
                 yield fd
+
+    def _check_owner(self) -> None:
+        """Refuse a change of an in-memory ledger in any process but the one that created it.
+
+        A forked process (``multiprocessing`` and ``concurrent.futures.ProcessPoolExecutor`` on Linux, joblib with
+        a fork backend) inherits a *copy* of every object: a spend on the copy would be checked against the copy's
+        budget and recorded in the copy's ledger, which the creator never sees — n workers could each spend the
+        whole budget. Pickling (spawn, forkserver) is refused by :meth:`__reduce__`; this refuses the copies a fork
+        makes, before anything is recorded or released. Reading the copy (``spent``, ``ledger``) stays allowed. A
+        ledger file is shared by every process instead: each spend appends to it under a lock."""
+        if _process() != self._owner:
+            raise AccountantSharingError(
+                f"this Accountant keeps its ledger in memory and was created in another process (pid "
+                f"{self._owner[0]}); this process (pid {os.getpid()}) holds a copy made by a fork (multiprocessing, "
+                "ProcessPoolExecutor or joblib workers on Linux), and a charge on it would never reach the "
+                "original. Nothing was released. Share the budget through a file, Accountant(epsilon, delta, "
+                "ledger_file='budget.jsonl'), which every process appends to; or make the releases in the process "
+                "that created the accountant."
+            )
 
     def _attach(self) -> None:
         """Open (checking every record) or create the ledger file, and read it in."""

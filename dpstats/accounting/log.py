@@ -10,35 +10,52 @@ A spend appends one line, writes and flushes it to disk (``fdatasync``) while it
 the file, so the file is never rewritten and a charge is never lost (a spend at the ten-thousandth release writes one
 line, as at the first). Readers hold a shared lock, and read only what was appended since their last read.
 
-The **head** file beside it (the same name + ``.head``) holds the number of records and the last record's hash,
-rewritten in place (fixed length) after each append. The hash chain alone cannot see whole records cut from the
-end; the head does.
+The **head** file beside it (the same name + ``.head``) holds, for every append, one entry of fixed length: the
+number of records and the last record's hash (86 bytes: 20 digits, a space, 64 hex digits, a newline). Its entries
+are appended, never rewritten; its last complete entry is the head. The hash chain alone cannot see whole records
+cut from the end; the head does. (A ledger written before holds one entry, rewritten in place: it reads alike.)
 
 When the log is read (opened, or brought up to date before a spend) these are detected, with an error that names
 the file and the first record that does not check (:class:`~dpstats.exceptions.LedgerTamperedError`): a record
 edited (its successor's hash of it no longer matches, or it no longer parses), deleted, inserted or reordered (the
-numbers or the chain break), a last line cut short, records cut from the end (the head says more), a file
-shorter than already read, a missing head. An error is final for that accountant: it never resets itself.
+numbers or the chain break), a record the head covers cut short or cut from the end (the head says more), a file
+shorter than already read, a missing or malformed head. An error is final for that accountant: it never resets
+itself.
 
-**The head-lag window.** A spend writes its record, flushes it to disk, then writes the head. A crash between the
-two leaves a log one record ahead of its head; that record stands (the release may have gone out), so a head that
-names the second-to-last record, by count and hash, is read as an unfinished append and accepted. Precisely, with
-the head left as it is:
+**Crash safety.** A spend (1) writes its record and flushes it to disk (``fdatasync``), (2) appends its head entry
+and flushes it, and only then returns, so that the release can go out. A crash or a power loss leaves what was
+flushed before, plus any prefix of the one write under way; every such state opens, and holds every spend whose
+release went out:
 
-* detected: any change to the records the head covers (edited, deleted, inserted, reordered, cut), and two or more
-  records appended after them;
-* not detected: **one** record appended after them, numbered and chained to the last (it reads as the unfinished
-  append of a crashed spend). It can only add to the ledger: a record adds a release, or opens or closes a parallel
-  block, and none removes one, so the window can never make the ledger forget a spend.
+* a last line cut short (a crash during (1)) is not read: that spend never returned. It is accepted only where
+  the head says the log ends;
+* one complete record after the head's (a crash between (1) and (2)) stands, as an unfinished append: it is read
+  and charged (its release did not go out: the charge is on the safe side);
+* a last head entry cut short (a crash during (2)) is not read: the entry before it stands, and the record it
+  would have covered is the unfinished append above.
 
-Whoever can write the head as well can do anything the writer can: the chain holds no secret, so rewriting the
-log's tail and its head consistently (for example: cut the last record, set the head one record back — it needs
-only the hash of the record before, read from the file — and append a different record in its place) is not
-detected by the log alone. The log is evidence against accidental or naive changes, not a defence against someone
-who can rewrite it and its head: that needs a copy of the head kept elsewhere (:attr:`dpstats.Accountant.head`,
-which then disagrees), or a key. (Requiring the head to be current would make every crash between the two writes
-look like tampering, and writing the head first would let a record be cut from the end unseen; neither is
-better.)
+The next spend finishes what the crash left, under the exclusive lock, before its own writes: it cuts a torn last
+line or head entry, and appends the head entry of an unheaded record. (Before, the head was rewritten in place and
+never flushed: after a power loss it could lag several records, and the ledger read as tampered for good; a record
+cut short by a crash did too.)
+
+**What the files cannot show.** Whoever can write both files can roll the ledger back, and no hash chain can show
+it, because the chain holds no secret:
+
+* a **deleted pair**: the last record deleted together with its head entry reads as the ledger before that spend;
+* a **consistent prefix**: the log cut after any record, with a head entry that names it (its hash is in the file),
+  reads as a complete ledger of that many records; a log rewritten from some record on, with a head to match,
+  likewise.
+
+And with the head left as it is, **one** record appended after it, numbered and chained to the last, reads as the
+unfinished append of a crash (it can only add a charge); deleting such an unheaded record reads as a crash before
+it was written — which forgets no release, since a release goes out only after its head entry is on disk.
+Everything else — a change to any record the head covers, two records beyond it, a cut inside the records it
+covers — is detected. Against the rollbacks, keep a copy of the head elsewhere (:attr:`dpstats.Accountant.head`:
+a lab notebook, a commit, a message to a colleague) and check it later with :meth:`dpstats.Accountant.check_head`,
+which raises if the ledger no longer extends it; or keep the files where only dpstats' processes can write.
+(Requiring the head to be current would make every crash between the two writes look like tampering, and writing
+the head first would let a record be cut from the end unseen; neither is better.)
 
 A full disk (or a file-size limit) while appending truncates the log back to its previous length and raises
 :class:`~dpstats.exceptions.LedgerError`: the release is refused and the ledger is as it was. No temporary file
@@ -84,6 +101,8 @@ class LedgerLog:
         self.count = 0
         self._offset = 0
         self._last, self._before_last = _ZERO, None
+        self._torn = 0  # bytes of a last line cut short by a crash (not read; the next append removes them)
+        self._unheaded = False  # the last record's head entry is missing (a crash between the two writes)
         self._broken: LedgerTamperedError | None = None
 
     @property
@@ -150,6 +169,8 @@ class LedgerLog:
             try:
                 with open(self.head_path, "wb") as head:
                     head.write(_head_bytes(0, _ZERO))
+                    head.flush()
+                    os.fdatasync(head.fileno())
                 self.append(fd, {"format": FORMAT, **header})
             except (OSError, LedgerError):
                 with contextlib.suppress(OSError):
@@ -191,7 +212,8 @@ class LedgerLog:
 
     def read_new(self, fd: int) -> list[tuple[int, dict]]:
         """The (record number, record) pairs appended since the last read, each checked against the chain, then
-        the head."""
+        the head. A last line cut short is the record of an append a crash interrupted (module docstring, "Crash
+        safety"): it is not read, and it is allowed only where the head says the log ends."""
         size = os.fstat(fd).st_size
         if size < self._offset:
             self.fail(
@@ -199,14 +221,10 @@ class LedgerLog:
                 f"records up to record {self.count - 1} were removed or cut"
             )
         data = os.pread(fd, size - self._offset, self._offset) if size > self._offset else b""
-        newline = b"\n"
-        if data and not data.endswith(newline):
-            self.fail(
-                f"ledger file {self.path}: record {self.count + data.count(newline)} is cut short (the file does not "
-                "end with a complete line)"
-            )
-        records = [self._checked(line) for line in data.split(b"\n")[:-1]]
-        self._offset = size
+        complete = data.rfind(b"\n") + 1
+        records = [self._checked(line) for line in data[:complete].split(b"\n")[:-1]]
+        self._offset += complete
+        self._torn = len(data) - complete
         self._check_head()
         return records
 
@@ -230,9 +248,14 @@ class LedgerLog:
         self.count += 1
         return n, {key: value for key, value in record.items() if key not in ("n", "prev")}
 
-    def _check_head(self) -> None:
+    def _read_head(self) -> tuple[int, str]:
+        """The last complete entry of the head file (a last entry cut short is a head append a crash
+        interrupted: the one before stands)."""
         try:
-            text = self.head_path.read_bytes()
+            with open(self.head_path, "rb") as head:
+                size = os.fstat(head.fileno()).st_size
+                entries = size // _HEAD_LENGTH
+                text = os.pread(head.fileno(), _HEAD_LENGTH, (entries - 1) * _HEAD_LENGTH) if entries else b""
         except FileNotFoundError:
             self.fail(
                 f"ledger file {self.path}: its head {self.head_path} is missing, so records cut from the end could "
@@ -241,13 +264,18 @@ class LedgerLog:
         except OSError as err:
             raise LedgerError(f"cannot read {self.head_path}: {err.strerror}") from err
         parts = text.split()
-        if len(text) != _HEAD_LENGTH or len(parts) != 2 or not parts[0].isdigit():
+        if len(text) != _HEAD_LENGTH or not text.endswith(b"\n") or len(parts) != 2 or not parts[0].isdigit():
             self.fail(f"ledger file {self.path}: its head {self.head_path} is malformed")
-        count, last = int(parts[0]), parts[1].decode("ascii", "replace")
+        return int(parts[0]), parts[1].decode("ascii", "replace")
+
+    def _check_head(self) -> None:
+        count, last = self._read_head()
+        self._unheaded = False
         if count == self.count and last == self._last:
             return
-        if count == self.count - 1 and last == self._before_last:
-            return  # the last append wrote its record but not the head (a crash in between): the record stands
+        if count == self.count - 1 and last == self._before_last and not self._torn:
+            self._unheaded = True  # an append wrote its record but not its head (a crash in between): it stands
+            return
         if count > self.count:
             self.fail(
                 f"ledger file {self.path} ends at record {self.count - 1} but its head says {count} records: "
@@ -266,27 +294,95 @@ class LedgerLog:
     # ------------------------------------------------------------------ writing
 
     def append(self, fd: int, record: dict) -> None:
-        """Append ``record`` (under the exclusive lock, after :meth:`read_new`): one line written and flushed to
-        disk, then the head. On any failure the log is cut back to its previous length and LedgerError is raised."""
+        """Append ``record`` (under the exclusive lock, after :meth:`read_new`): what a crash left unfinished is
+        finished first (a torn last line cut off, a missing head entry written), then the record is written and
+        flushed to disk, then its head entry is appended and flushed: only then may the release go ahead (module
+        docstring, "Crash safety"). On any failure both files are cut back to their previous lengths and
+        LedgerError is raised."""
         line = _canonical({"n": self.count, "prev": self._last, **record})
         digest = hashlib.sha256(line).hexdigest()
-        try:
-            _write_all(fd, line + b"\n")
-            os.fdatasync(fd)  # the record is on disk before the release goes ahead
-            with open(self.head_path, "r+b", buffering=0) as head:  # not flushed: a head one record behind is
-                os.pwrite(head.fileno(), _head_bytes(self.count + 1, digest), 0)  # read as an unfinished append
-        except OSError as err:
-            with contextlib.suppress(OSError):
-                os.ftruncate(fd, self._offset)
-                os.fdatasync(fd)
-            raise LedgerError(
-                f"could not write to ledger file {self.path} ({err.strerror or err}: a full disk, a file-size limit "
-                "or a read-only folder); the release was refused and the ledger file is as it was. Nothing was "
-                "released."
-            ) from err
+        with self._head_file() as head:
+            head_size = self._finish_crashed_append(fd, head)
+            try:
+                _write_all(fd, line + b"\n")
+                os.fdatasync(fd)  # the record is on disk before its head
+                _write_all(head, _head_bytes(self.count + 1, digest))
+                os.fdatasync(head)  # the head is on disk before the release goes ahead
+            except OSError as err:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, self._offset)
+                    os.fdatasync(fd)
+                with contextlib.suppress(OSError):
+                    os.ftruncate(head, head_size)
+                    os.fdatasync(head)
+                raise self._write_error(err) from err
         self._before_last, self._last = self._last, digest
         self.count += 1
         self._offset += len(line) + 1
+
+    @contextlib.contextmanager
+    def _head_file(self):
+        """The head file, opened to append (its entries are never rewritten)."""
+        try:
+            head = os.open(self.head_path, os.O_RDWR | os.O_APPEND)
+        except OSError as err:
+            raise self._write_error(err) from err
+        try:
+            yield head
+        finally:
+            os.close(head)
+
+    def _finish_crashed_append(self, fd: int, head: int) -> int:
+        """Finish what a crash left (under the exclusive lock, after :meth:`read_new`): cut a torn last line of the
+        log and a torn last head entry, and write the head entry of a record that has none. Each step leaves a state
+        a crash could have left, so a failure here changes nothing that is read. Returns the head's length."""
+        try:
+            if self._torn:
+                os.ftruncate(fd, self._offset)
+                os.fdatasync(fd)
+                self._torn = 0
+            size = os.fstat(head).st_size
+            if size % _HEAD_LENGTH:
+                size -= size % _HEAD_LENGTH
+                os.ftruncate(head, size)
+                os.fdatasync(head)
+            if self._unheaded:
+                _write_all(head, _head_bytes(self.count, self._last))
+                os.fdatasync(head)
+                size += _HEAD_LENGTH
+                self._unheaded = False
+        except OSError as err:
+            raise self._write_error(err) from err
+        return size
+
+    def _write_error(self, err: OSError) -> LedgerError:
+        return LedgerError(
+            f"could not write to ledger file {self.path} ({err.strerror or err}: a full disk, a file-size limit "
+            "or a read-only folder); the release was refused and the ledger file is as it was. Nothing was "
+            "released."
+        )
+
+    # ------------------------------------------------------------------ a head kept elsewhere
+
+    def check_pinned(self, fd: int, count: int, digest: str) -> None:
+        """Check (under a lock, after :meth:`read_new`) that the log holds the pinned head: at least ``count``
+        records, the record ``count − 1`` with SHA-256 ``digest``. Raises LedgerTamperedError otherwise (a
+        rollback or a rewrite the files alone cannot show: module docstring)."""
+        if count > self.count:
+            self.fail(
+                f"ledger file {self.path} holds {self.count} records but the pinned head says {count}: records were "
+                "removed from the end together with their head entries (a rollback the files alone cannot show)"
+            )
+        if count == 0:
+            found = _ZERO
+        else:
+            lines = os.pread(fd, self._offset, 0).split(b"\n")
+            found = hashlib.sha256(lines[count - 1]).hexdigest()
+        if found != digest:
+            self.fail(
+                f"ledger file {self.path}: record {count - 1} is not the one of the pinned head (its hash differs): "
+                "the log was rewritten from there on, with a head to match"
+            )
 
 
 def _head_bytes(count: int, digest: str) -> bytes:

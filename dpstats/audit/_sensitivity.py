@@ -5,6 +5,7 @@ sensitivity (see :func:`check_sensitivity`)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,7 +15,15 @@ import numpy as np
 
 from .. import _trace
 
-__all__ = ["SensitivityReport", "StatisticCheck", "check_sensitivity", "draw", "observe"]
+__all__ = [
+    "SensitivityReport",
+    "StatisticCheck",
+    "check_sensitivity",
+    "draw",
+    "observe",
+    "structure",
+    "structure_differences",
+]
 
 
 @dataclass(frozen=True)
@@ -194,6 +203,71 @@ def _within(distance, declared, norm: str, exact: bool) -> tuple[bool, float]:
     return distance <= float(declared) * (1 + 1e-9), float(distance)
 
 
+def structure(release, where: str = "release") -> dict[str, object]:
+    """What a release shows besides its values: for every part of it (a path like ``release[0]`` or
+    ``release.components_``), its type, and a NumPy array's dtype and shape, a pandas object's dtypes, name, column
+    names and its index's dtype and name, a polars frame's schema. Released values — numbers, and the keys of an
+    index — are left out: with the noise frozen they may differ between neighbours through the statistic (and
+    keys selected privately through the selection's δ); their types and names may not.
+
+    Parts are followed into tuples, lists, dicts, dataclasses and the public attributes of dpstats' result objects
+    and fitted estimators."""
+    found: dict[str, object] = {}
+    _describe(release, where, found, depth=0)
+    return found
+
+
+def structure_differences(first, second) -> list[str]:
+    """The parts of :func:`structure` that differ between two releases, as readable lines."""
+    a, b = structure(first), structure(second)
+    return [
+        f"{key} ({a.get(key, 'absent')} against {b.get(key, 'absent')})"
+        for key in sorted(a.keys() | b.keys())
+        if a.get(key) != b.get(key)
+    ]
+
+
+def _describe(value, where: str, found: dict, depth: int) -> None:
+    found[f"{where}: type"] = f"{type(value).__module__}.{type(value).__qualname__}"
+    if depth > 4:
+        return
+    library = type(value).__module__.partition(".")[0]
+    if isinstance(value, np.ndarray):
+        found[f"{where}: dtype"] = str(value.dtype)
+        found[f"{where}: shape"] = value.shape
+    elif isinstance(value, np.generic):
+        found[f"{where}: dtype"] = str(value.dtype)
+    elif library == "pandas" and hasattr(value, "index"):
+        found[f"{where}: dtypes"] = str(getattr(value, "dtypes", getattr(value, "dtype", None)))
+        found[f"{where}: name"] = repr(getattr(value, "name", None))
+        found[f"{where}: index dtype"] = str(value.index.dtype)
+        found[f"{where}: index names"] = repr(list(value.index.names))
+        if hasattr(value, "columns"):
+            found[f"{where}: columns"] = repr(list(value.columns))
+            found[f"{where}: columns dtype"] = str(value.columns.dtype)
+    elif library == "pandas" and hasattr(value, "dtype"):  # an Index
+        found[f"{where}: dtype"] = str(value.dtype)
+        found[f"{where}: names"] = repr(list(getattr(value, "names", [])))
+    elif library == "polars" and hasattr(value, "schema"):
+        found[f"{where}: schema"] = repr(value.schema)
+    elif isinstance(value, (tuple, list)):
+        found[f"{where}: length"] = len(value)
+        for i, part in enumerate(value):
+            _describe(part, f"{where}[{i}]", found, depth + 1)
+    elif isinstance(value, dict):
+        found[f"{where}: keys"] = repr(list(value))
+        for key, part in value.items():
+            _describe(part, f"{where}[{key!r}]", found, depth + 1)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for field in dataclasses.fields(value):
+            _describe(getattr(value, field.name), f"{where}.{field.name}", found, depth + 1)
+    elif library in ("dpstats", "sklearn") and hasattr(value, "__dict__"):
+        public = sorted(k for k in vars(value) if not k.startswith("_"))
+        found[f"{where}: attributes"] = repr(public)
+        for key in public:
+            _describe(getattr(value, key), f"{where}.{key}", found, depth + 1)
+
+
 def check_sensitivity(mechanism: Callable[[object, np.random.Generator], object], data, neighbour, *, seed: int = 0):
     """Run ``mechanism`` on a dataset and a neighbour with the noise frozen, and check its declared sensitivities.
 
@@ -209,7 +283,14 @@ def check_sensitivity(mechanism: Callable[[object, np.random.Generator], object]
     * each statistic moves by no more than its declared sensitivity, in the declared norm: the integer statistic
       on the noise grid of every additive release (L1 for Laplace, L2 for Gaussian noise), an exponential
       mechanism's scores (the largest change over its outputs; the spectral norm for PCA's quadratic score), an
-      ERM minimiser (L2).
+      ERM minimiser (L2);
+    * whether the call releases is the same (a valid input refused on one side only is a refusal decided by the
+      data), and when both refuse, with the same message (a refusal whose text holds a number computed from the
+      data differs between neighbours);
+    * what the release shows besides its values is the same (:func:`structure`: its type, dtypes, shapes, index
+      and column names, an index's dtype, fitted attributes): released with the noise frozen, two neighbours may
+      differ in values only. (One unit's key of another type turned a released index's dtype from int64 to
+      float64; issue 39.)
 
     A random step that draws a different amount of randomness on the two datasets is reported under ``timing``.
     Point it at a mechanism of your own: build its noise with :func:`dpstats.noise.release.make_noise` (every
@@ -254,6 +335,17 @@ def check_sensitivity(mechanism: Callable[[object, np.random.Generator], object]
         violations.append(f"only {raised} raised: {type(error).__name__}: {error}")
     elif first_error is not None and type(first_error) is not type(second_error):
         violations.append(f"the runs raised {type(first_error).__name__} and {type(second_error).__name__}")
+    elif first_error is not None and str(first_error) != str(second_error):
+        violations.append(
+            f"both runs raised {type(first_error).__name__}, with messages that differ (a refusal's text depends on "
+            f"the data): {first_error} | {second_error}"
+        )
+    elif first_error is None:
+        violations += [
+            f"the release's {difference} differs between the datasets (it depends on the data, not only on "
+            "public values and the noise)"
+            for difference in structure_differences(first, second)
+        ]
     checks = []
     left, right = reference.items, replay.items
     for step, (a, b) in enumerate(zip(left, right, strict=False)):

@@ -111,6 +111,7 @@ from .._engine.tables import TableSource, check_categories, check_weights, from_
 from .._engine.units import by_index, identifiers
 from .._kernels.fixed_point import BoundedSums, FixedPoint
 from .._kernels.groups import GroupSpec, KeyTable
+from .._kernels.groups import released_keys as typed_keys
 from .._release import Planned, charge_plans, plan, split_budget
 from .._rounding import l1_up, l2_up
 from .._validation import check_bounds
@@ -281,13 +282,13 @@ def prepare(
                     f"x must be one column of keys; got a DataFrame with columns {list(x.columns)}: pass x[column]"
                 )
             x = x[x.columns[0]]
-        keys, key_name = identifiers(x, "x"), getattr(x, "name", None)
+        keys, key_name = identifiers(x, "x"), _series_name(x)
     elif by is None:
         raise ParameterError("by is required: the key of every row (an array aligned with the rows) or a column name")
     elif isinstance(by, str):
         x, keys, key_name = *_key_column(x, by, values), by
     else:
-        keys, key_name = identifiers(by_index(by, x, "by"), "by"), getattr(by, "name", None)
+        keys, key_name = identifiers(by_index(by, x, "by"), "by"), _series_name(by)
     key_label = "x" if keys_in_x else "by"
     if not is_lazy(keys) and np.ndim(keys) != 1:
         raise DataValidationError(
@@ -329,6 +330,12 @@ def prepare(
         kind, keys, key_name, array, table, units, max_groups, categories, None, False, polars, key_label
     )
     return _designed(grouping, selection)
+
+
+def _series_name(keys):
+    """The name of a Series of keys (pandas, polars or dask), for the result's index; None for anything else. (A
+    dask array's ``name`` is the key of its graph, a hash of the data for ``da.from_array``: not a name to show.)"""
+    return getattr(keys, "name", None) if type(keys).__name__ == "Series" else None
 
 
 def _shape_of(keys) -> str:
@@ -458,11 +465,12 @@ def public_index(grouping: Grouping, table: KeyTable) -> np.ndarray:
     return where
 
 
-def released_keys(grouping: Grouping, table: KeyTable, index: np.ndarray) -> list:
-    """The keys of the released positions: the categories, or the selected keys (Python values)."""
+def released_keys(grouping: Grouping, table: KeyTable, index: np.ndarray):
+    """The keys of the released positions: the categories, or the selected keys typed by their declared dtype and
+    the released keys alone (:func:`dpstats._kernels.groups.released_keys`)."""
     if grouping.categories is not None:
         return list(grouping.categories)
-    return table.keys[index].tolist()
+    return typed_keys(table.keys[index], grouping.keys.dtype)
 
 
 def per_key(grouping: Grouping, table: KeyTable, values: np.ndarray) -> np.ndarray:
@@ -713,9 +721,9 @@ def _combine(kind: str, noisy: dict, bounds) -> np.ndarray:
     return noisy["squares"] / count - (noisy["shifted"] / count) ** 2
 
 
-def keyed(grouping: Grouping, keys: list, values: np.ndarray, *, name=None):
+def keyed(grouping: Grouping, keys, values: np.ndarray, *, name=None):
     """The result: a pandas Series indexed by key (one column of values) or DataFrame (several), or a polars
-    DataFrame with the keys' column first."""
+    DataFrame with the keys' column first (``keys``: a list, or an int64 or float64 array)."""
     values = np.asarray(values, dtype=np.float64).reshape(len(keys), grouping.columns)
     table = grouping.table
     columns = list(table.columns) if table is not None and table.columns is not None else None

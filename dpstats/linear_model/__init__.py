@@ -1,5 +1,5 @@
-"""Linear models: support vector machines and logistic regression (empirical risk minimisation with output or
-objective perturbation).
+"""Linear models: linear regression (sufficient statistics, AdaSSP, TukeyEM, DPTheilSen), support vector machines
+and logistic regression (empirical risk minimisation with output or objective perturbation).
 
 Every release here is declared in :mod:`dpstats.registry` (family ``"linear_model"``).
 """
@@ -9,16 +9,23 @@ from ._erm import (
     DEFAULT_MAX_ITER,
     Accelerated,
     Descent,
+    OutputPerturbation,
     logistic_regression,
     objective_perturbation_parameters,
     svm,
 )
+from ._linear_regression import LinearRegressionResult, linear_regression
+from ._tukey import PTRFailedWarning
 
 __all__ = [
     "AMP_SHARE",
     "DEFAULT_MAX_ITER",
     "Accelerated",
     "Descent",
+    "LinearRegressionResult",
+    "OutputPerturbation",
+    "PTRFailedWarning",
+    "linear_regression",
     "logistic_regression",
     "objective_perturbation_parameters",
     "svm",

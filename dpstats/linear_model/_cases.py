@@ -194,3 +194,244 @@ def logistic_regression() -> Cases:
         ),
         battery=_battery(),
     )
+
+
+# ----------------------------------------------------------------------------- linear regression (issue 35)
+
+_UNIT_BOX = {"bounds_X": (0, 1), "bounds_y": (0, 1)}
+_GOLDEN_BOUNDS = {"bounds_X": [(0, 1), (0, 10)], "bounds_y": (0, 100)}
+
+
+def _fit(result):
+    """The released coefficients and intercept (as the golden file records them)."""
+    import numpy as np
+
+    return (result.coef, np.float64(result.intercept))
+
+
+def _model(result):
+    import numpy as np
+
+    return np.append(result.coef, result.intercept)
+
+
+def _regression_rows():
+    """Row 0 at corners whose scaled rows z = A(v − c̄) are orthogonal (the Gram matrix's worst case: √2)."""
+    import numpy as np
+
+    X = np.array([[1.0, 1.0], [0.5, 0.2], [0.1, 0.9], [0.3, 0.3]])
+    y = np.array([1.0, 0.2, 0.7, 0.4])
+    moved_X, moved_y = X.copy(), y.copy()
+    moved_X[0], moved_y[0] = [1.0, 0.0], 0.0
+    return [((X, y), (moved_X, moved_y))]
+
+
+def _one_feature():
+    return [((a[0][:, :1], a[1]), (b[0][:, :1], b[1])) for a, b in _regression_rows()]
+
+
+def _regression_units():
+    """Unit 0 holds two rows at one corner; its neighbour moves both to the orthogonal corner."""
+    import numpy as np
+
+    X = np.array([[1.0, 1.0], [1.0, 1.0], [0.5, 0.2], [0.1, 0.9], [0.3, 0.3]])
+    y = np.array([1.0, 1.0, 0.2, 0.7, 0.4])
+    ids = np.array([0, 0, 1, 2, 3])
+    moved_X, moved_y = X.copy(), y.copy()
+    moved_X[:2], moved_y[:2] = [1.0, 0.0], 0.0
+    return [((X, y, ids), (moved_X, moved_y, ids))]
+
+
+def _tukey_rows():
+    """400 rows near a line; the neighbour moves row 0 far away (one model of the 40 changes)."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(0, 1, (400, 1))
+    y = 2 * X[:, 0] + rng.normal(0, 0.1, 400)
+    moved_X, moved_y = X.copy(), y.copy()
+    moved_X[0], moved_y[0] = 50.0, -100.0
+    return [((X, y), (moved_X, moved_y))]
+
+
+def _golden_regression():
+    return (ex.golden().M[:, :2], ex.golden().M[:, 2])
+
+
+def _golden_tukey():
+    import numpy as np
+
+    rng = np.random.default_rng(20261129)
+    X = rng.uniform(0, 1, (4000, 2))
+    return (X, X @ [1.0, -1.0] + rng.normal(0, 0.1, 4000))
+
+
+def _lazy_golden_regression():
+    import dask.array as da
+
+    M = ex.golden().M
+    return (da.from_array(M[:, :2], chunks=37), da.from_array(M[:, 2], chunks=37))
+
+
+def _streamed_regression():
+    return (ex.streamed().X, ex.streamed().y)
+
+
+def _unit_regression():
+    return (ex.unit_data().X, ex.unit_data().values, ex.unit_data().ids)
+
+
+def _halve_gram_sensitivity(monkeypatch):
+    """The Gram matrix's Δ₂ = √2·m declared as 1/2, with the cached calibration bypassed."""
+    __import__("dpstats.linear_model._ssp")
+    ssp = sys.modules["dpstats.linear_model._ssp"]
+    monkeypatch.setattr(ssp, "sqrt_up", lambda value: 0.5)
+    monkeypatch.setattr(ssp, "_plan", ssp._plan.__wrapped__)
+
+
+def _halve_median_sensitivity(monkeypatch):
+    """Theil–Sen's ranks move by k (the matchings): declared as k/2."""
+    __import__("dpstats.linear_model._theil_sen")
+    module = sys.modules["dpstats.linear_model._theil_sen"]
+    original = module._median
+    monkeypatch.setattr(
+        module,
+        "_median",
+        lambda values, epsilon, k, lower, upper, rng: original(values, epsilon, k / 2, lower, upper, rng),
+    )
+
+
+def _regression_battery():
+    import numpy as np
+
+    rng = np.random.default_rng(2028)
+    X = rng.uniform(0, 1, (40, 2))
+    return (((X, X @ [0.5, 0.25]), {"epsilon": 1.0, **_UNIT_BOX}),)
+
+
+def linear_regression() -> Cases:
+    theil_sen = {"epsilon": EPS, "method": "theil_sen", "matchings": 3, **_UNIT_BOX}
+    return Cases(
+        examples=(
+            Example(
+                "linear_regression adassp",
+                _first(_regression_rows),
+                {"epsilon": EPS, **_UNIT_BOX},
+                output=_model,
+                neighbours=_regression_rows,
+            ),
+            Example(
+                "linear_regression ssp",
+                _first(_regression_rows),
+                {"epsilon": EPS, "method": "ssp", **_UNIT_BOX},
+                output=_model,
+                neighbours=_regression_rows,
+            ),
+            Example(
+                "linear_regression ssp without intercept",
+                _first(_regression_rows),
+                {"epsilon": EPS, "method": "ssp", "fit_intercept": False, **_UNIT_BOX},
+                output=_model,
+                neighbours=_regression_rows,
+            ),
+            Example(
+                "linear_regression adassp units",
+                _first(_regression_units),
+                {"epsilon": EPS, "max_rows": 2, **_UNIT_BOX},
+                keywords=("privacy_unit",),
+                output=_model,
+                neighbours=_regression_units,
+            ),
+            Example(
+                "linear_regression theil_sen",
+                _first(_one_feature),
+                theil_sen,
+                output=_model,
+                neighbours=_one_feature,
+            ),
+            Example(
+                "linear_regression tukey",
+                _first(_tukey_rows),
+                {"epsilon": 2.0, "method": "tukey", "subsets": 40},
+                output=_model,
+                neighbours=_tukey_rows,
+            ),
+            Example(
+                "linear_regression_adassp",
+                _golden_regression,
+                {"epsilon": 1.0, **_GOLDEN_BOUNDS},
+                output=_fit,
+                seed=130,
+            ),
+            Example(
+                "linear_regression_ssp",
+                _golden_regression,
+                {"epsilon": 1.0, "method": "ssp", **_GOLDEN_BOUNDS},
+                output=_fit,
+                seed=131,
+            ),
+            Example(
+                "linear_regression_units",
+                lambda: (*_golden_regression(), ex.golden_units().M),
+                {"epsilon": 1.0, "max_rows": 2, **_GOLDEN_BOUNDS},
+                keywords=("privacy_unit",),
+                output=_fit,
+                seed=132,
+            ),
+            Example(
+                "linear_regression_private_bounds",
+                _golden_regression,
+                {"epsilon": 2.0, "bounds_X": "private", "bounds_y": "private"},
+                output=_fit,
+                seed=133,
+            ),
+            Example(
+                "linear_regression_theil_sen",
+                lambda: (ex.golden().M[:, :1], ex.golden().M[:, 2]),
+                {"epsilon": 1.0, "method": "theil_sen", "bounds_X": (0, 1), "bounds_y": (0, 100)},
+                output=_fit,
+                seed=134,
+            ),
+            Example(
+                "linear_regression_tukey",
+                _golden_tukey,
+                {"epsilon": 1.0, "method": "tukey", "subsets": 200},
+                output=_fit,
+                seed=135,
+            ),
+            Example(
+                "dask_linear_regression_adassp",
+                _lazy_golden_regression,
+                {"epsilon": 1.0, **_GOLDEN_BOUNDS},
+                output=_fit,
+                seed=136,
+            ),
+            Example(
+                "linear_regression adassp streamed",
+                _streamed_regression,
+                {"epsilon": 1.0, "bounds_X": (-1, 1), "bounds_y": (-1, 1)},
+                output=_model,
+                dask=True,
+            ),
+            Example(
+                "linear_regression ssp streamed without intercept",
+                _streamed_regression,
+                {"epsilon": 1.0, "method": "ssp", "fit_intercept": False, "bounds_X": (-1, 1), "bounds_y": (-1, 1)},
+                output=_model,
+                dask=True,
+            ),
+            Example(
+                "linear_regression of units",
+                _unit_regression,
+                {"epsilon": 1.0, "max_rows": 5, "bounds_X": (-1, 1), "bounds_y": (0, 10)},
+                keywords=("privacy_unit",),
+                output=_model,
+                tags=UNITS,
+            ),
+        ),
+        battery=_regression_battery(),
+        misdeclared=(
+            ("linear_regression ssp", _halve_gram_sensitivity),
+            ("linear_regression theil_sen", _halve_median_sensitivity),
+        ),
+    )

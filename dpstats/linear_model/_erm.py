@@ -45,13 +45,94 @@ with |ℓ_h′| <= 1 and ℓ_h″ <= c = 1/(2h). ℓ_h″ does not exist at z = 
 CMS 2011 (Section 3.4.2) show that Algorithm 2 remains ε-DP for this loss with
 c = 1/(2h) (the two kinks form a set of measure zero in the change of variables).
 
-Output perturbation by a fixed number of gradient steps. Algorithm 1's
-sensitivity holds for the exact minimiser; a solver that stops when it is close
-enough fails on some inputs (λ = 1e-8 on a separable set: never certified, while
-its neighbour with one label flipped was released — success then depends on
-one row). dpstats releases instead the point reached by K gradient steps
-f ← f − h∇J(f) from f = 0, with K and h public, and bounds *that* map's
-sensitivity directly, whatever K (no convergence is needed):
+Solving to a certified distance (both mechanisms). Algorithm 1's sensitivity
+and Theorem 9 are about the *exact* minimiser; a solver that stops when it is
+close enough fails on some inputs and not on their neighbours (the certified
+L-BFGS-B solver of earlier versions raised after the charge on a separable set
+at λ = 1e-6, seeds 2 and 8, while the neighbour with one label flipped was
+released; a gradient descent "until certified" never finished at λ = 1e-8).
+dpstats runs instead fixed, public numbers of steps and bounds the distance of
+the computed point to the exact minimiser from public values only, every
+step's floating-point error included (:class:`Accelerated`). The objective is,
+up to a constant, F(g) = (1/n) Σ ℓ(a_i + y_i gᵀx_i) + (μ/2)‖g‖²: output
+perturbation has f = g, μ = λ and no offsets (a_i = 0); objective perturbation
+has f = s + g with the noise centre s = −b/(n(λ + Δ)), μ = λ + Δ and offsets
+a_i = y_i x_iᵀs. F is μ-strongly convex and L-smooth with L = cR² + μ,
+‖∇F(0)‖ <= R (|ℓ′| <= 1), so ‖g*‖ <= R/μ.
+
+*Accelerated steps* (both losses): K₁ steps of Nesterov's method for
+μ-strongly convex, L-smooth functions (constant momentum α <= √(μ/L); Nesterov
+2004, Section 2.2) from g = 0. Its Lyapunov potential
+Φ_k = F(y_k) − F* + (μ/2)‖z_k − g*‖² falls by the factor 1 − α per step from
+Φ_0 = F(0) − F* + (μ/2)‖g*‖² <= 2(F(0) − F*) (strong convexity at g*) <= R²/μ;
+without offsets also Φ_0 <= ℓ(0): Φ_0 is the loss part (1/n) Σ ℓ(y_i gᵀx_i) at
+0 minus its value at g*, and it is >= 0 and at most ℓ(0) at 0 (ln 2 for the
+logistic loss, 1 for the Huber loss with h < 1), far below R²/μ for a small
+μ. So F(y_K) − F* <= Φ_K and ‖y_K − g*‖ <= √(2Φ_K/μ).
+
+* floating point: the offsets are computed by a plain dot product while the
+  noise centre is small against the public cap below (an error of at most
+  γ_d R‖s‖), else by an error-free transformation (exact products, compensated
+  sums; correctly rounded sums when ‖s‖ is too large for them), each within
+  2u·cap; each way is used only where the other ones are needed with a
+  probability below 2^-64, decided from public values (the way shows in the
+  time a call takes);
+  they are clipped at that cap, beyond which ℓ′ is flat (the clip changes no
+  gradient: by e^-40 at most for the logistic loss, counted); each step's
+  rounding is bounded from n, d, the block size and a public bound on the
+  iterates' norm, and the computed potential satisfies
+  √Φ_{k+1} <= √(1 − α)·√Φ_k + E, so √Φ_K <= (1 − α)^{K/2}·R/√μ + 2E/α.
+
+*Newton steps* (logistic loss; the Huber loss has no third derivative). The
+logistic loss has |ℓ‴| = ℓ″·|1 − 2σ(z)| <= ℓ″; a displacement v moves every
+margin by at most R‖v‖, so ∇²F(x + v) lies between e^{−R‖v‖} and e^{R‖v‖} times
+∇²F(x) (Bach 2010, Proposition 1; the μI part only helps). In the units
+t = R‖x − g*‖_*/√μ, with ‖w‖_* = ‖∇²F(g*)^{1/2}w‖ >= √μ‖w‖ (so
+‖x − g*‖ <= t/R), and with Δ = x − g*, a = R‖Δ‖ <= t:
+
+* entry: F(x) − F* = ∫₀¹ (1 − s) Δᵀ∇²F(g* + sΔ)Δ ds >= ‖Δ‖²_* ∫₀¹ (1 − s)e^{−st} ds
+  = (μ/R²)·ω(t), with ω(t) = t − 1 + e^{−t} increasing; so after the
+  accelerated steps t₀ <= ω⁻¹(R²Φ_{K₁}/μ);
+* one step: the exact Newton step v = −∇²F(x)⁻¹∇F(x) leaves
+  Δ + v = ∇²F(x)⁻¹ ∫₀¹ (∇²F(x) − ∇²F(g* + sΔ)) Δ ds, and the Hessian bound
+  along the segment gives ‖Δ + v‖_x <= ψ(a)‖Δ‖_x with ψ(a) = (e^a − 1 − a)/a
+  (‖·‖_x the norm of ∇²F(x)). The computed step solves (H̃ + δ)v̂ = −g̃ with the
+  computed Hessian and gradient (:func:`_hessian_error_at`,
+  :func:`_gradient_error_at`) and the Cholesky solve's backward error δ
+  (Higham 2002, Theorems 10.3–10.4: |δ| <= γ_{3d+1}|Rᵀ||R|, whose norm is at
+  most γ_{3d+1} tr H̃/(1 − γ_{d+1})); with ‖H̃ + δ − ∇²F(x)‖ <= ημ it is within
+  η′(1 + ψ(a))‖Δ‖_x + ‖e_g‖/((1 − η)√μ) of v (η′ = η/(1 − η)), and the norms at
+  x and g* differ by at most e^{a/2} each way. So
+  t⁺ <= e^t [ψ(t) + η′(1 + ψ(t))] t + floor, the floor collecting the
+  gradient's error and the rounding of the update: t⁺ ≈ t²/2 from any t <= 1,
+  whatever the data (the local analysis of Newton's method for self-concordant
+  functions, Nesterov 2004, Section 4.1, in the form Bach 2010 gives it for the
+  logistic loss). The same argument shows that the Cholesky factorisation of
+  H̃ runs to completion when μ − ‖H̃ − ∇²F(x)‖ > γ_{d+1} tr H̃/(1 − γ_{d+1}): a
+  public condition, checked by the plan.
+
+*The plan*: of the splits (K₁ accelerated steps, then K₂ Newton steps) whose
+public bound t_{K₂}/R is below the target, the one with the least work (a
+Newton step is one pass that also forms the d×d Hessian, counted as
+1 + d/10 gradient passes); without Newton steps K₁ is the fewest accelerated
+steps with √(2/μ)·√Φ_{K₁} below the target. At n = 10⁵, d = 51, λ = 5.1e-3
+(logistic, tol = 1e-9) that is 85 accelerated and 4 Newton steps, where the
+accelerated steps alone would need 278. If double precision cannot reach the
+target, or every such plan exceeds ``max_iter`` steps in all, objective perturbation refuses with
+:class:`ParameterError` before anything is charged — a decision made from n,
+d, λ, ε, the loss, ``tol`` and ``max_iter`` only, the same for every dataset.
+The solver never fails after the charge, its work (K₁ + K₂ passes over the
+data) is the same for every dataset, and the ledger note states K₁, K₂ and the
+distance bound.
+
+Output perturbation. Neighbours' exact minimisers are within 2mR/(nλ) of each
+other (CMS 2011, Corollary 8, for one unit's m examples), and each computed
+minimiser is within the plan's distance r of its own, so the computed
+minimiser has the L2 sensitivity 2mR/(nλ) + 2r; the plan aims at
+r <= 2^-10·2mR/(nλ) (:class:`OutputPerturbation`). When ``max_iter`` (or double
+precision) does not allow that, dpstats falls back on K plain gradient steps
+f ← f − h∇J(f) from f = 0, whose sensitivity follows from stability, whatever
+K, with no convergence needed (:class:`Descent`):
 
 * J is λ-strongly convex and L-smooth with L = cR² + λ, so for h <= 2/(λ + L)
   the step map T(f) = f − h∇J(f) is a contraction by q = √(1 − 2hλL/(λ + L))
@@ -63,58 +144,24 @@ sensitivity directly, whatever K (no convergence is needed):
   ‖f_K − f′_K‖ <= 2hmR/(n(1 − q)) = 2mR/(nλ) at h = 2/(λ + L): CMS's own
   sensitivity, for any K;
 * floating point: each computed step is within e = h·(the gradient's error
-  bound :func:`_gradient_error_at`) + the update's rounding of the exact step from
-  the same point, at iterates of norm at most M = 2R/λ + E (public), so the
-  computed iterates stay within E = e/(1 − q) of the exact ones; 2E is added to
-  the sensitivity (:class:`Descent`).
+  bound :func:`_gradient_error_at`) + the update's rounding of the exact step
+  from the same point, at iterates of norm at most M = 2R/λ + E (public), so
+  the computed iterates stay within E = e/(1 − q) of the exact ones; 2E is
+  added to the sensitivity.
 
-K is the public number of steps after which the exact iterate is within 2^-10
-of the sensitivity of the minimiser (q^K·R/λ <= 2^-9·m/n), at most
-``max_iter``; the release's centre is then within :attr:`Descent.distance` of
-the exact minimiser (stated in the ledger note). The solver never fails and
-its work is the same for every dataset. The noise is exact discrete Laplace on
-a public grid with the L1 sensitivity √d·S₂ (‖v‖₁ <= √d‖v‖₂): pure ε-DP, each
-coordinate's standard deviation about √2 times that of the paper's Gamma-norm
-noise ‖b‖ ~ Gamma(d, S₂/ε) (per coordinate √(2d) against √(d + 1), in units
-of S₂/ε). ``noise="gamma"`` keeps the paper's Gamma-norm noise (a uniform
-direction times a Gamma radius, rounded to the grid): its sampler is floating
-point, so the release is recorded as unproven and an
-:class:`~dpstats.Accountant` refuses it unless created with
-``allow_unproven=True``; ``noise="float"`` is the paper's release without the
-grid (unproven, and warns).
+The noise is exact discrete Laplace on a public grid with the L1 sensitivity
+√d·S₂ (‖v‖₁ <= √d‖v‖₂): pure ε-DP, each coordinate's standard deviation about
+√2 times that of the paper's Gamma-norm noise ‖b‖ ~ Gamma(d, S₂/ε) (per
+coordinate √(2d) against √(d + 1), in units of S₂/ε). ``noise="gamma"`` keeps
+the paper's Gamma-norm noise (a uniform direction times a Gamma radius,
+rounded to the grid): its sampler is floating point, so the release is
+recorded as unproven and an :class:`~dpstats.Accountant` refuses it unless
+created with ``allow_unproven=True``; ``noise="float"`` is the paper's release
+without the grid (unproven, and warns).
 
-Objective perturbation by a fixed number of accelerated steps. Theorem 9 is
-about the *exact* minimiser of the perturbed objective; a solver that stops
-when a certificate is reached fails on some inputs and not on their
-neighbours (the certified L-BFGS-B solver of earlier versions raised after the
-charge on a separable set at λ = 1e-6, seeds 2 and 8, while the neighbour with
-one label flipped was released). dpstats runs instead a fixed number K of
-Nesterov's accelerated gradient steps (constant momentum α <= √(μ/L), for a
-μ-strongly convex, L-smooth function; Nesterov 2004, Section 2.2) and bounds
-the distance of the computed point to the exact minimiser from public values
-only (:class:`Accelerated`):
-
-* with s = −b/(n(λ + Δ)) the perturbed objective is, up to a constant,
-  F(g) = (1/n) Σ ℓ(a_i + y_i gᵀx_i) + (μ/2)‖g‖² at f = s + g, μ = λ + Δ and
-  offsets a_i = y_i x_iᵀs; the steps start at g = 0, where ‖∇F(0)‖ <= R, so
-  the Lyapunov potential Φ_0 = F(0) − F* + (μ/2)‖g*‖² is at most R²/μ and
-  ‖g_K − g*‖ <= √(2/μ)·(1 − α)^{K/2}·R/√μ;
-* floating point: the offsets are computed by an error-free transformation
-  (exact products, compensated sums; correctly rounded sums when ‖s‖ is too
-  large for them, an event of probability below 2^-64 decided from public
-  values), clipped at a public cap where ℓ′ is flat (the clip changes no
-  gradient: by e^-40 at most for the logistic loss, counted), and each step's
-  rounding is bounded from n, d, the block size and a public bound on the
-  iterates' norm; the accumulated drift is added to the distance;
-* K is the fewest steps whose distance bound is below ``tol``/μ; if double
-  precision cannot reach it, or K exceeds ``max_iter``, the call is refused
-  with :class:`ParameterError` before anything is charged — a decision made
-  from n, d, λ, ε, the loss, ``tol`` and ``max_iter`` only, the same for every
-  dataset. The solver never fails after the charge, and its work (K passes
-  over the data) is the same for every dataset.
-
-The ledger note states K and the distance bound. The analysis then covers the
-distance r = ``tol``/μ:
+Objective perturbation. The solver places the computed minimiser within
+r = ``tol``/μ of the exact minimiser of the perturbed objective, and the
+analysis covers that distance:
 
 * ``method="objective"``: a pure-DP version of the approximate minima
   perturbation of Iyengar, Near, Song, Thakkar, Thakurta & Wang (IEEE S&P
@@ -159,6 +206,20 @@ Intercept. The functions fit no intercept: an unpenalised bias term would break
 the strong convexity the proofs need. The estimators in
 :mod:`dpstats.estimators` offer ``fit_intercept`` by a fixed feature map (see
 there), under the same norm bound and calibration in d + 1 dimensions.
+
+References
+----------
+Chaudhuri, Monteleoni & Sarwate, "Differentially private empirical risk
+minimization", JMLR 12:1069–1109, 2011. Iyengar, Near, Song, Thakkar, Thakurta
+& Wang, "Towards practical differentially private convex optimization", IEEE
+S&P 2019. Nesterov, *Introductory Lectures on Convex Optimization*, Kluwer,
+2004 (Theorem 2.1.12; Section 2.2, constant-step schemes for strongly convex
+functions; Section 4.1, Newton's method on self-concordant functions). Bach,
+"Self-concordant analysis for logistic regression", Electronic Journal of
+Statistics 4:384–414, 2010 (Proposition 1). Higham, *Accuracy and Stability
+of Numerical Algorithms*, 2nd ed., SIAM, 2002 (Lemma 8.4, Theorems 8.5, 10.3,
+10.4). Mironov, "On significance of the least significant bits for
+differential privacy", CCS 2012.
 """
 
 from __future__ import annotations
@@ -174,7 +235,7 @@ from scipy.special import gammaincc
 
 from .._constraints import UNITS, Data, Flag, Integer, Options, Real, privacy
 from .._engine import as_array, bound_checked, check_row_norms, engine_of, reduce_rows, take_units, validate_rows
-from .._kernels.blocks import block_rows
+from .._kernels.blocks import block_rows, single_threaded_blas
 from .._kernels.gram import norm_bound
 from .._kernels.reduce import DyadicSum
 from .._kernels.rows import RowNormViolations, row_norm_violations
@@ -189,7 +250,14 @@ from ..noise.continuous import sample_gamma_norm_vector
 from ..noise.random import check_rng
 from ..noise.release import Statistic, grid_integers, integers_times_grid, output_grid
 
-__all__ = ["Accelerated", "Descent", "logistic_regression", "objective_perturbation_parameters", "svm"]
+__all__ = [
+    "Accelerated",
+    "Descent",
+    "OutputPerturbation",
+    "logistic_regression",
+    "objective_perturbation_parameters",
+    "svm",
+]
 
 METHODS = ("objective", "output")
 #: Noise of the release: exact discrete Laplace on a public grid (output perturbation; objective perturbation's
@@ -204,9 +272,20 @@ DEFAULT_MAX_ITER = 5000
 class _Loss:
     name: str
     c: float  # bound on ℓ″
+    #: A bound on |ℓ‴| for a loss with |ℓ‴| <= ℓ″ everywhere (the logistic loss), whose Newton steps are certified
+    #: (module docstring, "Newton steps"); None: no Newton steps (the Huber loss has no third derivative).
+    third = None
 
     def derivative(self, z: np.ndarray) -> np.ndarray:
         """ℓ′(z)."""
+        raise NotImplementedError
+
+    def curvature(self, z: np.ndarray) -> np.ndarray:
+        """ℓ″(z) (losses with a ``third``)."""
+        raise NotImplementedError
+
+    def at_zero(self) -> float:
+        """An upper bound on ℓ(0) (every loss here is >= 0)."""
         raise NotImplementedError
 
     def flat(self) -> tuple[float, float]:
@@ -217,14 +296,28 @@ class _Loss:
 @dataclass(frozen=True)
 class _Logistic(_Loss):
     def derivative(self, z):
-        # ℓ(z) = log(1 + e^{−z}): with e = exp(−|z|), ℓ′(z) = −1/(1 + e^{z}) = −e/(1 + e) for z >= 0 and −1/(1 + e)
-        # for z < 0 (no overflow either way).
-        e = np.exp(-np.abs(z))
-        return np.where(z >= 0, e, 1.0) / -(1.0 + e)
+        # ℓ(z) = log(1 + e^{−z}): ℓ′(z) = −1/(1 + e^z), within 4u (exp within 2u, the sum and the quotient within u
+        # each). z is capped at 700 first (e^z stays finite): beyond it both the exact and the computed values lie in
+        # (−e^{−700}, 0), far inside that bound.
+        e = np.exp(np.minimum(z, 700.0))
+        e += 1.0
+        return np.divide(-1.0, e, out=e)
 
     def flat(self):
-        # ℓ′ lies in (−e^{−Z}, 0) beyond Z and in (−1, −1 + e^{−Z}) below −Z
+        # ℓ′ lies in (−e^{−Z}, 0) beyond Z and in (−1, −1 + e^{−Z}) below −Z; ℓ″ lies in (0, e^{−Z}) beyond ±Z
         return 40.0, math.exp(-40.0)
+
+    #: max |ℓ‴| = 1/(6√3) = 0.0962..., rounded up; and |ℓ‴| = ℓ″·|1 − 2σ(z)| <= ℓ″
+    third = 0.0963
+
+    def at_zero(self):
+        return math.nextafter(math.log(2.0), math.inf)  # ℓ(0) = ln 2
+
+    def curvature(self, z):
+        # ℓ″(z) = σ(z)σ(−z) = e/(1 + e)² with e = exp(−|z|) (even in z; no overflow)
+        e = np.exp(-np.abs(z))
+        s = 1.0 + e
+        return e / (s * s)
 
 
 @dataclass(frozen=True)
@@ -238,6 +331,10 @@ class _Huber(_Loss):
     def flat(self):
         # ℓ′ = 0 beyond 1 + h and −1 below 1 − h (so below −(1 + h))
         return 1.0 + self.h, 0.0
+
+    def at_zero(self):
+        # ℓ_h(0) = 1 for h < 1 (0 < 1 − h), (1 + h)²/(4h) for h >= 1, rounded up
+        return 1.0 if self.h < 1.0 else float_up(Fraction(1 + Fraction(self.h)) ** 2 / (4 * Fraction(self.h)))
 
 
 def objective_perturbation_parameters(
@@ -368,10 +465,10 @@ class _Rows:
             found.raise_error()
         return self
 
-    def reduce(self, leaf, *extra) -> np.ndarray:
+    def reduce(self, leaf, *extra, parallel: bool = False) -> np.ndarray:
         """Σ over blocks of ``leaf(X_b, y_b, *extra_b)``, by the fixed tree of
-        :class:`dpstats._kernels.reduce.DyadicSum`."""
-        return reduce_rows((self.X, self.y, *extra), self.rows, leaf, DyadicSum).body.total()
+        :class:`dpstats._kernels.reduce.DyadicSum` (with ``parallel``, one run of blocks per core: the same sum)."""
+        return reduce_rows((self.X, self.y, *extra), self.rows, leaf, DyadicSum, parallel=parallel).body.total()
 
     def per_row(self, fn):
         """``fn(X_b, y_b)`` (one value per row) for every block, in row order (dask: persisted, chunk-aligned)."""
@@ -421,6 +518,33 @@ def _gradient_error_at(shape: tuple[int, int], norm_f: float, reg: float, c: flo
     )
 
 
+def _hessian_error_at(shape: tuple[int, int], norm_f: float, reg: float, loss: _Loss, offset: float = 0.0) -> float:
+    """A bound on ‖H̃(f) − ∇²F(f)‖₂ for the Hessian computed by :func:`_gradient_and_hessian` at a point of norm
+    at most ``norm_f`` (a loss with a ``third``; offsets as in :func:`_gradient_error_at`).
+
+    Entry (j, k) of a block is Σ_i v_ij v_ik with v_ij = fl(fl(√w_i)·x_ij) and w_i = ℓ″(z̃_i) computed: each
+    product v_ij v_ik is w_i x_ij x_ik within 4u (the square root and the scaling, each within u, twice), the dot
+    product of r terms within γ_r, the fixed tree of n_b block results and the division by n within γ_{n_b + 3}
+    more: in all within (r + n_b + 7)u·Σ_i w_i |x_ij||x_ik| (w_i <= c; 1 % margin for the products of small
+    roundings). The computed w_i is within 8.1u·ℓ″ of ℓ″ at the computed margin (exp within 2u, then 1 + e, its
+    square and the quotient), and the computed margin within δ of the exact one (as in
+    :func:`_gradient_error_at`: γ_{d+1} R‖f‖, plus u(3·offset + R‖f‖) and (d + 1)·2^-440 with offsets), so w_i
+    moves by at most 8.1u·c + max|ℓ‴|·δ; the clip of the offsets moves ℓ″ by at most the loss's tail (both margins
+    beyond the flat point Z). So every entry's error is at most M_jk = (1/n) Σ_i κ_i |x_ij||x_ik| for per-row
+    bounds κ_i; M is positive semidefinite and ‖E‖₂ <= ‖M‖₂ <= tr M <= R² max κ_i. Adding reg to the diagonal
+    costs u(cR² + reg) more. Public: n, d, the block size, the bounds on the point and the offsets."""
+    n, d = shape
+    rows = min(block_rows(8 * d), n)
+    blocks = -(-n // rows)
+    bound = norm_bound(d)  # R, rounded up
+    margin = gamma(d + 1) * bound * norm_f * 1.01
+    if offset:
+        margin += UNIT_ROUNDOFF * (3.0 * offset + bound * norm_f) * 1.01 + (d + 1) * 2.0**-440
+    weight = 8.1 * UNIT_ROUNDOFF * loss.c + loss.third * margin + (loss.flat()[1] if offset else 0.0)
+    products = (rows + blocks + 7) * UNIT_ROUNDOFF * loss.c * 1.01
+    return ((products + weight) * bound * bound + UNIT_ROUNDOFF * (loss.c * bound * bound + reg)) * 1.01
+
+
 def _smoothness(c: float, bound: float, reg: float) -> float:
     """L >= c R² + reg, rounded up: the smoothness of F (ℓ″ <= c, rows of norm <= R, ridge reg)."""
     return math.nextafter(c * bound * bound + reg, math.inf)
@@ -429,11 +553,22 @@ def _smoothness(c: float, bound: float, reg: float) -> float:
 #: Share of ε that objective perturbation spends on the approximate minimiser's output noise (module docstring).
 AMP_SHARE = 1.0 / 128
 
+#: The most Newton steps a plan considers (their distance bound falls doubly exponentially: a few always suffice).
+_MAX_NEWTON = 12
+
+
+def _newton_cost(d: int) -> float:
+    """The cost of one Newton step (one pass forming the gradient and the d×d Hessian, and a d×d Cholesky
+    factorisation) in gradient passes, as measured at n = 10⁵ (about 1.6, 2.8, 6 and 5 at d = 11, 26, 51, 101 on a
+    loaded 2-core machine): only the choice between plans of equal guarantee uses it."""
+    return 1.0 + d / 10.0
+
 
 @dataclass(frozen=True)
 class Descent:
-    """Output perturbation's solver, planned from public values only (module docstring, "Output perturbation by a
-    fixed number of gradient steps"): ``steps`` steps of size ``step`` from f = 0, each a contraction by
+    """Output perturbation's fallback solver when ``max_iter`` is too small for :class:`OutputPerturbation`'s
+    target, planned from public values only (module docstring, "Output perturbation"): at most ``max_iter``
+    gradient steps, ``steps`` steps of size ``step`` from f = 0, each a contraction by
     ``contraction``; ``sensitivity`` bounds ‖f̂_K(D) − f̂_K(D′)‖₂ for the computed iterates (the stability bound
     plus twice the accumulated floating-point error ``drift``); ``distance`` bounds ‖f̂_K − f*‖₂ (for the
     analyst: how far the release's centre can be from the exact minimiser)."""
@@ -479,40 +614,40 @@ class Descent:
 
 
 @dataclass(frozen=True)
-class Accelerated:
-    """Objective perturbation's solver, planned from public values only (module docstring, "Objective
-    perturbation by a fixed number of accelerated steps"): ``steps`` steps of Nesterov's accelerated gradient
-    method for μ-strongly convex, L-smooth functions, with the coupling ``momentum`` α <= √(μ/L) and the gradient
-    step ``step`` ≈ α²/μ, on F(g) = J(s + g) from g = 0, s the noise centre; the margins' offsets are clipped at
-    ``cap`` (which changes no gradient: module docstring). ``distance`` bounds ‖ĝ_K − g*‖₂ for the computed
-    iterate, whatever the data and the noise: the optimisation error √2·(1 − α)^{K/2}·R/μ plus the accumulated
-    floating-point error ``drift``."""
+class _Momentum:
+    """The accelerated phase of :class:`Accelerated`, from public values: Nesterov's method with constant momentum
+    α <= √(μ/L) and the gradient step 1/L̃ (L̃ = μ/α² >= L) on F(g) from g = 0, which has √Φ_0 <= ``start`` = R/√μ
+    (and <= √ℓ(0) without offsets).
+    While every iterate has norm at most ``size``, each computed step satisfies
+    √Φ_{k+1} <= √(1 − α)·√Φ_k + E, so √Φ_K <= (1 − α)^{K/2}·start + ``drift`` (module docstring)."""
 
     momentum: float
     step: float
-    steps: int
-    drift: float
-    distance: float
-    cap: float
+    sigma: float  # ‖v − g*‖ <= σ√Φ for the computed y and z
+    start: float
+    size: float
+    drift: float  # E/(1 − √(1 − α)), in units of √Φ
+    cap: float  # the margins' offsets are clipped at cap = R·size + Z
 
     @classmethod
-    def plan(cls, n: int, d: int, reg: float, loss: _Loss, target: float, max_iter: int) -> Accelerated:
-        """The plan for n (public) rows bound, d features, the strong convexity μ = ``reg`` (λ + Δ), the loss, and
-        the distance ``target`` the release's centre must be within (tol/μ): the fewest steps that reach it, or
-        :class:`ParameterError` (before anything is charged) if double precision cannot, or if that takes more
-        than ``max_iter`` steps."""
+    def of(cls, n: int, d: int, reg: float, loss: _Loss, offsets: bool) -> _Momentum | None:
+        """The constants, or None when the rounding of a step could grow without bound (tiny μ)."""
         bound = norm_bound(d)  # R, rounded up
         tiny = 4.0 * UNIT_ROUNDOFF
         momentum = math.sqrt(reg / _smoothness(loss.c, bound, reg)) * (1.0 - tiny)  # α <= √(μ/L)
         curvature = reg / (momentum * momentum) * (1.0 + tiny)  # L̃ = μ/α² >= L, rounded up
         sigma = math.sqrt(2.0 / reg) * (1.0 + tiny)  # ‖v − g*‖ <= σ√Φ
-        start = bound / math.sqrt(reg)  # √Φ_0 <= R/√μ
-        flat, tail = loss.flat()
+        # √Φ_0 <= R/√μ (‖∇F(0)‖ <= R); without offsets also <= √ℓ(0): Φ_0 = F(0) − F* + (μ/2)‖g*‖² is the loss part
+        # at 0 minus the loss part at g*, and the loss part is >= 0 and at most ℓ(0) at 0
+        start = bound / math.sqrt(reg)
+        if not offsets:
+            start = min(start, math.sqrt(loss.at_zero()) * (1.0 + tiny))
+        flat, tail = loss.flat() if offsets else (0.0, 0.0)
         g4 = gamma(4)
 
         def step_error(size: float) -> float:
             """E: √Φ_{k+1} <= √(1 − α)·√Φ_k + E while every iterate has norm <= ``size`` (affine in ``size``)."""
-            cap = bound * size + flat
+            cap = bound * size + flat if offsets else 0.0
             error = _gradient_error_at((n, d), size, reg, loss.c, offset=cap) + bound * tail  # ‖e_k‖
             largest = bound + reg * size + error  # ‖G_k‖
             y_step = error * (1.0 + g4) + curvature * UNIT_ROUNDOFF * size + g4 * largest  # ‖e_y‖
@@ -525,26 +660,217 @@ class Accelerated:
         slope = (step_error(1.0) - fixed) * 1.01
         spread = (1.0 + momentum) * g4 / momentum  # ‖ζ_k‖ <= spread·M
         shrink = 1.0 - sigma * slope / gap - spread
-        drift = math.inf
-        if shrink > 0.5:
-            size = (bound / reg + sigma * start + sigma * fixed / gap) / shrink * 1.01  # M >= every iterate's norm
-            drift = sigma * (fixed + slope * size) / gap * 1.01
+        if not shrink > 0.5:
+            return None
+        size = (bound / reg + sigma * start + sigma * fixed / gap) / shrink * 1.01  # M >= every iterate's norm
+        drift = (fixed + slope * size) / gap * 1.01
+        cap = bound * size + flat if offsets else 0.0
+        return cls(momentum, momentum * momentum / reg, sigma, start, size, drift, cap)
+
+    def potential(self, steps: int) -> float:
+        """The bound on √Φ_K after K = ``steps`` computed steps."""
+        return self.start * (1.0 - self.momentum) ** (steps / 2.0) * (1.0 + 1e-12) + self.drift
+
+    def steps_to(self, target: float) -> int | None:
+        """The fewest steps whose distance bound σ√Φ_K is <= ``target`` (None if the drift alone exceeds half)."""
+        drift = self.sigma * self.drift
         if not drift <= target / 2.0:
+            return None
+        wanted = 2.0 * math.log(self.sigma * self.start / (target - drift)) / -math.log1p(-self.momentum)
+        return max(1, math.ceil(wanted) + 1)
+
+
+@dataclass(frozen=True)
+class _NewtonBounds:
+    """The public recursion of the Newton phase of :class:`Accelerated` (module docstring, "Newton steps"), in
+    units of t = R‖g − g*‖_{H*}/√μ: t_{k+1} <= e^t [ψ(t) + η′(1 + ψ(t))] t + ``floor`` with ψ(t) = (e^t − 1 − t)/t,
+    η′ = η/(1 − η) from the Hessian's and the Cholesky solve's error, and the floor from the gradient's error and
+    the rounding of the update; ‖g − g*‖ <= t/R."""
+
+    relative: float  # η′
+    floor: float
+    bound: float  # R
+
+    @classmethod
+    def of(cls, n: int, d: int, reg: float, loss: _Loss, momentum: _Momentum, offsets: bool) -> _NewtonBounds | None:
+        """The bounds for iterates of norm <= ``momentum.size``, or None when the Cholesky factorisation of the
+        computed Hessian is not certain to run to completion in double precision (public values only)."""
+        bound = norm_bound(d)
+        size = momentum.size
+        if loss.third is None or not bound / reg * 1.01 + 1.0 / bound <= size:  # iterates within t <= 1 of g*
+            return None
+        offset = momentum.cap if offsets else 0.0
+        hessian = _hessian_error_at((n, d), size, reg, loss, offset)
+        trace = loss.c * bound * bound + d * reg + hessian  # >= tr H̃ (tr ∇²F <= cR² + d·reg)
+        factor = gamma(d + 1) * trace / (1.0 - gamma(d + 1))  # the factorisation's backward error (Higham 10.3)
+        solve = gamma(3 * d + 1) * trace / (1.0 - gamma(d + 1))  # and the solve's (Higham 10.4)
+        if not (reg - hessian > 2.0 * factor and (hessian + solve) / reg < 0.25):
+            return None
+        eta = (hessian + solve) / reg * 1.01
+        gradient = _gradient_error_at((n, d), size, reg, loss.c, offset=offset)
+        if offsets:
+            gradient += bound * loss.flat()[1]  # the clip of the offsets (module docstring)
+        smooth = _smoothness(loss.c, bound, reg)
+        rounding = bound * math.sqrt(smooth / reg) * UNIT_ROUNDOFF * size  # R√(L/μ)·u‖x + v‖
+        floor = (math.exp(0.5) * bound * gradient / ((1.0 - eta) * reg) + rounding) * 1.01  # for t <= 1
+        return cls(eta / (1.0 - eta) * 1.01, floor, bound)
+
+    def next(self, t: float) -> float:
+        """The bound on t after one more Newton step (for 0 < t <= 1)."""
+        psi = (math.expm1(t) - t) / t if t > 1e-8 else t / 2.0 * (1.0 + t)  # ψ(t), and its series below 1e-8
+        return (math.exp(t) * (psi + self.relative * (1.0 + psi)) * t * (1.0 + 1e-12) + self.floor) * (1.0 + 1e-12)
+
+    def splits(self, phase: _Momentum, reg: float, target: float, cost: float, alone: int | None) -> list[tuple]:
+        """The plans (cost, accelerated steps K, Newton steps, distance) that reach ``target``: Newton steps apply
+        from t <= 1 (ω(1) = 1/e > 0.36: once √Φ_K <= √(0.36 μ)/R) and their bound contracts below t ≈ 0.7
+        (e^t ψ(t) < 1), so every K from the first with t <= 1 to the first with t <= 0.6 (ω(0.6) = 0.1488...)
+        plus the accelerated steps that cost as much as the most Newton steps considered, and no more than the
+        accelerated steps alone would take."""
+
+        def first_with(value: float) -> int | None:  # the fewest K with √Φ_K <= √(value·μ)/R
+            limit = math.sqrt(value * reg) / self.bound - phase.drift
+            if not limit > 0.0:
+                return None
+            return max(1, math.ceil(2.0 * math.log(phase.start / limit) / -math.log1p(-phase.momentum)))
+
+        first, settled = first_with(0.36), first_with(0.148)
+        if first is None or settled is None:
+            return []
+        last = settled + math.ceil(cost * _MAX_NEWTON)
+        plans = []
+        for steps in range(first, (last if alone is None else min(last, alone)) + 1):
+            t = _entry(self.bound**2 * phase.potential(steps) ** 2 / reg)
+            found = self.steps_to(t, target) if t <= 1.0 else None
+            if found is not None:
+                plans.append((steps + cost * found[0], steps, *found))
+        return plans
+
+    def steps_to(self, t: float, target: float) -> tuple[int, float] | None:
+        """The fewest Newton steps from t (<= 1) to a distance <= ``target``, and that distance (t_K/R)."""
+        for steps in range(1, _MAX_NEWTON + 1):
+            t = self.next(t)
+            if not t <= 1.0:
+                return None
+            if t / self.bound <= target:
+                return steps, t / self.bound * (1.0 + 1e-12)
+        return None
+
+
+def _entry(value: float) -> float:
+    """The t below which every point with R²(F − F*)/μ <= ``value`` lies: ω(t) = t − 1 + e^{−t} is increasing and
+    R²(F − F*)/μ >= ω(t) (module docstring), so t <= ω⁻¹(value), found by bisection and rounded up."""
+    low, high = 0.0, 2.0
+    if high + math.expm1(-high) <= value:
+        return math.inf
+    for _ in range(60):
+        middle = (low + high) / 2.0
+        if middle + math.expm1(-middle) < value * (1.0 + 1e-9):
+            low = middle
+        else:
+            high = middle
+    return high * (1.0 + 1e-12)
+
+
+@dataclass(frozen=True)
+class Accelerated:
+    """The solver of both mechanisms, planned from public values only (module docstring, "Solving to a certified
+    distance"): ``steps`` steps of Nesterov's accelerated gradient method for μ-strongly convex, L-smooth functions
+    (coupling ``momentum`` α <= √(μ/L), gradient step ``step`` ≈ α²/μ) on F(g) from g = 0, then ``newton`` Newton
+    steps (the logistic loss; 0 for the Huber loss, or when they would not save work). The margins' offsets are
+    clipped at ``cap`` (which changes no gradient: module docstring). ``distance`` bounds ‖ĝ − g*‖₂ for the computed
+    point, whatever the data and the noise, floating-point error included; ``drift`` is the accelerated phase's
+    share of that error (in distance units)."""
+
+    momentum: float
+    step: float
+    steps: int
+    drift: float
+    distance: float
+    cap: float
+    newton: int = 0
+
+    @classmethod
+    def plan(
+        cls, n: int, d: int, reg: float, loss: _Loss, target: float, max_iter: int, *, offsets: bool = True
+    ) -> Accelerated:
+        """The plan for n (public) rows bound, d features, the strong convexity μ = ``reg``, the loss, and the
+        distance ``target`` the computed point must be within: of the plans that reach it (accelerated steps
+        alone, or fewer of them followed by Newton steps) in at most ``max_iter`` steps in all, the one with the
+        least work, or :class:`ParameterError` (before anything is charged) if double precision cannot reach it, or
+        if every plan takes more than ``max_iter`` steps. ``offsets``: the objective has margins' offsets (objective
+        perturbation) or none (output perturbation)."""
+        phase = _Momentum.of(n, d, reg, loss, offsets)
+        plans = []  # (cost in gradient passes, accelerated steps, Newton steps, distance)
+        if phase is not None:
+            alone = phase.steps_to(target)
+            if alone is not None:
+                plans.append((alone, alone, 0, phase.sigma * phase.potential(alone)))
+            newton = _NewtonBounds.of(n, d, reg, loss, phase, offsets)
+            if newton is not None:
+                plans += newton.splits(phase, reg, target, _newton_cost(d), alone)
+        if not plans:
+            drift = math.inf if phase is None else phase.sigma * phase.drift
             raise ParameterError(
-                f"objective perturbation cannot place its minimiser within tol/(lam + Delta) = {target:.3g} in double "
-                f"precision at lam + Delta = {reg:g} with d = {d} features (the rounding of its gradient steps alone "
-                f"could move it by {drift:.3g}); increase tol (the output noise grows with it) or lam"
+                f"cannot place the minimiser within {target:.3g} in double precision at lam + Delta = {reg:g} with "
+                f"d = {d} features (the rounding of the gradient steps alone could move it by {drift:.3g}); "
+                "increase tol (the output noise grows with it) or lam"
             )
-        wanted = 2.0 * math.log(sigma * start / (target - drift)) / -math.log1p(-momentum)
-        steps = max(1, math.ceil(wanted) + 1)
-        if steps > max_iter:
+        within = [plan for plan in plans if plan[1] + plan[2] <= max_iter]
+        if not within:
+            _, steps, newton_steps, _ = min(plans, key=lambda plan: plan[1] + plan[2])
             raise ParameterError(
-                f"objective perturbation needs {steps} accelerated gradient steps to place its minimiser within "
-                f"tol/(lam + Delta) = {target:.3g} (a number fixed by n, d, lam, the loss and tol, whatever the "
-                f"data); max_iter={max_iter} allows fewer. Increase max_iter, tol or lam"
+                f"the solver needs {steps} accelerated gradient steps and {newton_steps} Newton steps to place the "
+                f"minimiser within {target:.3g} (numbers fixed by n, d, lam, the loss and tol, whatever the data); "
+                f"max_iter={max_iter} allows fewer. Increase max_iter, tol or lam"
             )
-        distance = sigma * start * (1.0 - momentum) ** (steps / 2.0) + drift
-        return cls(momentum, momentum * momentum / reg, steps, drift, distance, bound * size + flat)
+        _, steps, newton_steps, distance = min(within)
+        return cls(phase.momentum, phase.step, steps, phase.sigma * phase.drift, distance, phase.cap, newton_steps)
+
+
+@dataclass(frozen=True)
+class OutputPerturbation:
+    """Output perturbation's plan, from public values only (module docstring, "Output perturbation"): the
+    ``solver`` (:class:`Accelerated`, without offsets) puts the computed minimiser within ``distance`` of the exact
+    one, aiming at 2^-10 of CMS's sensitivity 2mR/(nλ); ``sensitivity`` = 2mR/(nλ) + 2·distance bounds the
+    distance between neighbours' computed minimisers."""
+
+    solver: Accelerated | Descent
+    distance: float
+    sensitivity: float
+
+    @property
+    def steps(self) -> int:
+        """The passes over the data: accelerated (or plain) gradient steps plus Newton steps."""
+        return self.solver.steps + getattr(self.solver, "newton", 0)
+
+    @classmethod
+    def plan(
+        cls,
+        n: int,
+        d: int,
+        lam: float,
+        loss: str = "logistic",
+        *,
+        h: float = 0.5,
+        max_rows: int = 1,
+        max_iter: int = DEFAULT_MAX_ITER,
+    ) -> OutputPerturbation:
+        """The plan for n (public) rows bound, d features, λ, the loss (``"logistic"``, or ``"svm"`` with Huber
+        parameter ``h``), m = ``max_rows`` rows per privacy unit and at most ``max_iter`` solver steps (fewer
+        steps than the target needs: a larger distance, charged, never a refusal)."""
+        check_choice(loss, "loss", ("logistic", "svm"))
+        return cls.of(n, d, lam, LOGISTIC if loss == "logistic" else huber(h), max_rows, max_iter)
+
+    @classmethod
+    def of(cls, n: int, d: int, lam: float, loss: _Loss, max_rows: int, max_iter: int) -> OutputPerturbation:
+        """:meth:`plan` for a loss object."""
+        stability = 2.0 * max_rows * norm_bound(d) / (n * lam) * (1.0 + 1e-9)  # CMS 2011, Corollary 8, rounded up
+        try:
+            solver = Accelerated.plan(n, d, lam, loss, stability * 2.0**-10, max_iter, offsets=False)
+        except ParameterError:  # max_iter or double precision too tight for the target: gradient steps, by stability
+            descent = Descent.plan(n, d, lam, loss.c, max_rows, max_iter)
+            return cls(descent, descent.distance, descent.sensitivity)
+        return cls(solver, solver.distance, (stability + 2.0 * solver.distance) * (1.0 + 1e-12))
 
 
 def fit_weights(
@@ -610,7 +936,8 @@ def _objective_perturbation(data: _Rows, loss, lam, epsilon, tol, max_iter, nois
         relation=rows.relation,
         proven=noise != "float",
         note=f"CMS 2011 Algorithm 2 at eps={eps_objective:.6g} (eps'={eps_prime:.4g}, Delta={Delta:.4g}) on "
-        f"{plan.steps} accelerated gradient steps from the noise centre (a fixed, public number), within "
+        f"{plan.steps} accelerated gradient steps and {plan.newton} Newton steps from the noise centre (fixed, "
+        f"public numbers), within "
         f"{plan.distance:.3g} of the exact minimiser (floating-point drift included); approximate-minimiser output "
         f"noise at eps={eps_output:.4g} for twice tol/(lam + Delta) = {target:.3g}; {rows.note()}Gamma-norm noise "
         "drawn in floating point (no exact sampler known)"
@@ -618,8 +945,9 @@ def _objective_perturbation(data: _Rows, loss, lam, epsilon, tol, max_iter, nois
     )
     rate = float_down(1 / Fraction(spread))  # the sampler's scale 1/rate, rounded to nearest, is then >= spread
     centre = draw("objective perturbation's noise centre", rng, lambda: -sample_gamma_norm_vector(d, rate, rng))
-    offsets = data.per_row(_offsets_of(centre, plan.cap, _compensated_up_to(d, plan.cap, spread)))
-    g = _accelerate(data, loss, reg, plan, offsets)
+    methods = _compensated_up_to(d, plan.cap, spread), _plain_up_to(d, plan.cap, spread)
+    offsets = data.per_row(_offsets_of(centre, plan.cap, *methods))
+    g = _solve(data, loss, reg, plan, offsets)
     # for b fixed, the perturbed objective is (λ + Δ)-strongly convex and neighbours' gradients differ by at most
     # 2mR/n: its minimiser moves by at most 2mR/(n(λ + Δ)), the computed one by 2 tol/(λ + Δ) more
     observe(
@@ -636,22 +964,29 @@ def _objective_perturbation(data: _Rows, loss, lam, epsilon, tol, max_iter, nois
 
 
 def _output_perturbation(data: _Rows, loss, lam, epsilon, max_iter, noise, rng, accountant, mechanism, rows):
-    """CMS 2011 Algorithm 1 on the minimiser found by a fixed, public number of gradient steps (module docstring,
-    "Output perturbation ..."): exact discrete Laplace noise on a public grid by default, calibrated to the L1
-    sensitivity √d·S₂; the paper's Gamma-norm noise (``noise="gamma"`` on the grid, ``"float"`` without it) is
-    recorded as unproven."""
+    """CMS 2011 Algorithm 1 on the minimiser placed within a public distance by a fixed, public number of solver
+    steps (module docstring, "Output perturbation"): exact discrete Laplace noise on a public grid by default,
+    calibrated to the L1 sensitivity √d·S₂; the paper's Gamma-norm noise (``noise="gamma"`` on the grid,
+    ``"float"`` without it) is recorded as unproven."""
     n, d = data.shape
-    plan = Descent.plan(n, d, lam, loss.c, rows.max_rows, max_iter)
-    how = (
-        f"CMS 2011 Algorithm 1 on {plan.steps} gradient steps of size {plan.step:.4g} from 0 (a fixed, public "
-        f"number): L2 sensitivity {plan.sensitivity:.4g} (2mR/(n lam) by stability, plus floating-point drift), "
-        f"within {plan.distance:.3g} of the exact minimiser; {rows.note()}"
-    )
+    plan = OutputPerturbation.of(n, d, lam, loss, rows.max_rows, max_iter)
+    if isinstance(plan.solver, Descent):
+        how = (
+            f"CMS 2011 Algorithm 1 on {plan.steps} gradient steps of size {plan.solver.step:.4g} from 0 (a fixed, "
+            f"public number; max_iter allows no more): L2 sensitivity {plan.sensitivity:.4g} (2mR/(n lam) by "
+            f"stability, plus floating-point drift), within {plan.distance:.3g} of the exact minimiser; {rows.note()}"
+        )
+    else:
+        how = (
+            f"CMS 2011 Algorithm 1 on {plan.solver.steps} accelerated gradient steps and {plan.solver.newton} Newton "
+            f"steps from 0 (fixed, public numbers), within {plan.distance:.3g} of the exact minimiser: L2 "
+            f"sensitivity {plan.sensitivity:.4g} (2mR/(n lam), plus twice that distance); {rows.note()}"
+        )
     if noise == "exact":
         l1 = math.nextafter(math.sqrt(d) * plan.sensitivity, math.inf)  # ‖v‖₁ <= √d‖v‖₂
         calibrated = calibrate(epsilon=epsilon, delta=0.0, sensitivity=l1, changed=d)
-        f = _descend(data, loss, lam, plan)
-        observe("output perturbation's K-step point", f, sensitivity=plan.sensitivity, norm="l2", exact=False)
+        f = _solve(data, loss, lam, plan.solver)
+        observe("output perturbation's computed minimiser", f, sensitivity=plan.sensitivity, norm="l2", exact=False)
         charge(
             mechanism,
             [calibrated.event],
@@ -663,8 +998,8 @@ def _output_perturbation(data: _Rows, loss, lam, epsilon, max_iter, noise, rng, 
         )
         return calibrated.apply(Statistic(f), rng)
     grid = output_grid(plan.sensitivity, d, "float" if noise == "float" else "exact")
-    f = _descend(data, loss, lam, plan)
-    observe("output perturbation's K-step point", f, sensitivity=plan.sensitivity, norm="l2", exact=False)
+    f = _solve(data, loss, lam, plan.solver)
+    observe("output perturbation's computed minimiser", f, sensitivity=plan.sensitivity, norm="l2", exact=False)
     charge(
         mechanism,
         [PureDP(epsilon)],
@@ -678,6 +1013,20 @@ def _output_perturbation(data: _Rows, loss, lam, epsilon, max_iter, noise, rng, 
     return draw("Gamma-norm noise", rng, lambda: _gridded_release((f,), covered, epsilon, grid, rng))
 
 
+def _solve(data: _Rows, loss, reg: float, plan: Accelerated | Descent, *offsets) -> np.ndarray:
+    """The plan's accelerated steps from 0, then its Newton steps, on F(g) = (1/n) Σ ℓ(a_i + y_i gᵀx_i) +
+    (reg/2)‖g‖² (a_i the ``offsets``, none: 0); or a :class:`Descent` plan's gradient steps. Fixed, public numbers
+    of passes over the blocks, whatever the data and the noise (the same on every engine)."""
+    with single_threaded_blas():  # many mid-sized products: one BLAS thread is faster, and fair on a shared machine
+        if isinstance(plan, Descent):
+            return _descend(data, loss, reg, plan)
+        g = _accelerate(data, loss, reg, plan, *offsets)
+        for _ in range(plan.newton):
+            gradient, hessian = _gradient_and_hessian(data, loss, reg, g, *offsets)
+            g = g - _cholesky_solve(hessian, gradient)
+    return g
+
+
 def _descend(data: _Rows, loss, lam: float, plan: Descent) -> np.ndarray:
     """``plan.steps`` gradient steps f ← f − h·∇F(f) from f = 0 on F(f) = (1/n) Σ ℓ(y_i fᵀx_i) + (λ/2)‖f‖²: a fixed
     number, whatever the data, each one pass over the blocks (the same on every engine)."""
@@ -687,7 +1036,7 @@ def _descend(data: _Rows, loss, lam: float, plan: Descent) -> np.ndarray:
     return f
 
 
-def _accelerate(data: _Rows, loss, reg: float, plan: Accelerated, offsets) -> np.ndarray:
+def _accelerate(data: _Rows, loss, reg: float, plan: Accelerated, *offsets) -> np.ndarray:
     """``plan.steps`` steps of Nesterov's method (constant momentum, for strongly convex functions) from g = 0 on
     F(g) = (1/n) Σ ℓ(a_i + y_i gᵀx_i) + (reg/2)‖g‖², a_i the ``offsets``: a fixed number, whatever the data and the
     noise, each one pass over the blocks (the same on every engine). With α the momentum and x_k the coupling:
@@ -700,9 +1049,56 @@ def _accelerate(data: _Rows, loss, reg: float, plan: Accelerated, offsets) -> np
     y = z = np.zeros(data.shape[1])
     for _ in range(plan.steps):
         x = (y + alpha * z) * inverse
-        gradient = _gradient(data, loss, reg, x, offsets)
+        gradient = _gradient(data, loss, reg, x, *offsets)
         y, z = x - plan.step * gradient, keep * z + alpha * x - dual * gradient
     return y
+
+
+def _gradient_and_hessian(data: _Rows, loss, reg: float, f: np.ndarray, *offsets) -> tuple[np.ndarray, np.ndarray]:
+    """The computed ∇F(f) (as :func:`_gradient`) and ∇²F(f) = (1/n) Σ ℓ″(a_i + y_i fᵀx_i) x_i x_iᵀ + reg·I in one
+    pass over the blocks (the block sums of both by the same fixed tree); :func:`_hessian_error_at` bounds the
+    Hessian's error. Only its upper triangle is read (:func:`_cholesky_solve`)."""
+    d = data.shape[1]
+    both = data.reduce(functools.partial(_gradient_hessian_block, loss=loss, f=f), *offsets)
+    both = both / data.shape[0]
+    gradient = both[d] + reg * f
+    hessian = both[:d]
+    hessian[np.diag_indices(d)] += reg
+    return gradient, hessian
+
+
+def _gradient_hessian_block(X: np.ndarray, y: np.ndarray, *offsets: np.ndarray, loss: _Loss, f: np.ndarray):
+    """[VᵀV; (Xᵀ(y ℓ′(z)))ᵀ] of one block, V = √ℓ″(z) ⊙ X, z = y ⊙ Xf plus the block's offsets if given: d + 1
+    rows. (VᵀV is symmetric and takes half the products of Xᵀ(ℓ″ ⊙ X): NumPy hands it to BLAS's syrk.)"""
+    margins = X @ f
+    margins *= y
+    for offset in offsets:
+        margins += offset
+    weights = loss.derivative(margins)
+    weights *= y
+    scaled = np.sqrt(loss.curvature(margins))[:, None] * X
+    return np.vstack([scaled.T @ scaled, X.T @ weights])
+
+
+def _cholesky_solve(H: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """H⁻¹b by the Cholesky factorisation RᵀR of the symmetric matrix with H's upper triangle (the inner-product
+    form, Higham 2002, Algorithm 10.2) and two triangular solves (Algorithm 8.1): the computed x satisfies
+    (H + ΔH)x = b with |ΔH| <= γ_{3d+1}|Rᵀ||R| whatever the order of the inner products (Higham 2002,
+    Theorem 10.4). The plan makes sure that H is positive definite enough for every pivot to be positive
+    (:class:`_NewtonBounds`); written out so that the analysis does not depend on a LAPACK build."""
+    d = b.shape[0]
+    R = np.zeros((d, d))
+    for j in range(d):
+        column = R[:j, j]
+        R[j, j] = math.sqrt(H[j, j] - column @ column)
+        R[j, j + 1 :] = (H[j, j + 1 :] - column @ R[:j, j + 1 :]) / R[j, j]
+    w = np.empty(d)
+    for j in range(d):  # Rᵀw = b
+        w[j] = (b[j] - R[:j, j] @ w[:j]) / R[j, j]
+    x = np.empty(d)
+    for j in reversed(range(d)):  # Rx = w
+        x[j] = (w[j] - R[j, j + 1 :] @ x[j + 1 :]) / R[j, j]
+    return x
 
 
 def _gradient(data: _Rows, loss, reg: float, f: np.ndarray, *offsets) -> np.ndarray:
@@ -712,11 +1108,14 @@ def _gradient(data: _Rows, loss, reg: float, f: np.ndarray, *offsets) -> np.ndar
 
 
 def _gradient_block(X: np.ndarray, y: np.ndarray, *offsets: np.ndarray, loss: _Loss, f: np.ndarray) -> np.ndarray:
-    """Xᵀ(y ℓ′(z)) of one block, z = y ⊙ Xf, plus the block's offsets if given."""
-    margins = y * (X @ f)
+    """Xᵀ(y ℓ′(z)) of one block, z = y ⊙ Xf, plus the block's offsets if given (in place: fewer temporaries)."""
+    margins = X @ f
+    margins *= y
     for offset in offsets:
-        margins = offset + margins
-    return X.T @ (y * loss.derivative(margins))
+        margins += offset
+    weights = loss.derivative(margins)
+    weights *= y
+    return X.T @ weights
 
 
 #: Where the noise centre is scaled to before the exact products of :func:`_offsets` (far from both ends of the
@@ -736,28 +1135,44 @@ def _compensated_up_to(d: int, cap: float, spread: float) -> float:
     return threshold if gammaincc(d, threshold / spread) <= _RARE else 0.0
 
 
-def _offsets_of(centre: np.ndarray, cap: float, compensated_up_to: float):
-    """The per-block function of :func:`_offsets` for the noise centre s (scaled exactly by a power of two), by the
-    compensated dot product while ‖s‖ <= ``compensated_up_to``, else by correctly rounded sums."""
+def _plain_up_to(d: int, cap: float, spread: float) -> float:
+    """The norm of the noise centre up to which a plain dot product gives every offset within 2u·``cap`` (it is
+    within γ_d Σ_j |x_j s_j| <= γ_d R‖s‖, Higham 2002, Lemma 3.1), or 0 when a larger norm is not rare (probability
+    above :data:`_RARE` for ‖s‖ ~ Gamma(d, ``spread``)): public values only. (Which way the offsets are computed
+    shows in the time a call takes and depends on the noise; a rare threshold keeps that event negligible.)"""
+    threshold = 2.0 * UNIT_ROUNDOFF * cap / (gamma(d) * norm_bound(d) * 1.01)
+    return threshold if gammaincc(d, threshold / spread) <= _RARE else 0.0
+
+
+def _offsets_of(centre: np.ndarray, cap: float, compensated_up_to: float, plain_up_to: float = 0.0):
+    """The per-block function of :func:`_offsets` for the noise centre s (scaled exactly by a power of two): a
+    plain dot product while ‖s‖ <= ``plain_up_to``, the compensated one while ‖s‖ <= ``compensated_up_to``, else
+    correctly rounded sums. Which one runs depends on the noise only, and each meets the same bound."""
     exponent = math.frexp(float(np.abs(centre).max(initial=0.0)))[1] - _OFFSET_SCALE
-    exact = not math.hypot(*centre) <= compensated_up_to  # (hypot: no overflow)
-    return functools.partial(_offsets, scaled=np.ldexp(centre, -exponent), exponent=exponent, cap=cap, exact=exact)
+    norm = math.hypot(*centre)  # (hypot: no overflow)
+    method = "plain" if norm <= plain_up_to else "compensated" if norm <= compensated_up_to else "exact"
+    return functools.partial(_offsets, scaled=np.ldexp(centre, -exponent), exponent=exponent, cap=cap, method=method)
 
 
-def _offsets(X: np.ndarray, y: np.ndarray, scaled: np.ndarray, exponent: int, cap: float, exact: bool) -> np.ndarray:
+def _offsets(X: np.ndarray, y: np.ndarray, scaled: np.ndarray, exponent: int, cap: float, method: str) -> np.ndarray:
     """The margins' offsets a_i = y_i x_iᵀs (s = ``scaled``·2^``exponent``), clipped to [−cap, cap], each within
     2u·cap + (d + 1)·2^-440 of clip(a_i).
 
-    The products x_ij·s′_j are split exactly into pairs hi + lo (:func:`_two_products`) and summed by the
-    compensated cascade of :func:`_compensated_sums` (within u|a_i| + u·cap while ‖s‖ is below
-    :func:`_compensated_up_to`) or, with ``exact``, rounded once (``math.fsum``: within 2u|a_i| whatever s), then
-    scaled back by 2^exponent (exact, or below 2^-1074, or overflowing to ±inf, which the clip turns into ±cap).
-    Either way the error after the clip is at most 2u·cap, where a plain dot product would be off by d·u·R‖s‖."""
-    hi, lo = _two_products(X, scaled)
-    if exact:
-        sums = np.array([math.fsum(row) for row in np.hstack([hi, lo]).tolist()], dtype=np.float64)
+    ``method="plain"``: one dot product per row (within γ_d R‖s‖ <= 2u·cap below :func:`_plain_up_to`; products
+    that underflow at the scale of s′ are below 2^-969 there). Otherwise the products x_ij·s′_j are split exactly
+    into pairs hi + lo (:func:`_two_products`) and summed by the compensated cascade of :func:`_compensated_sums`
+    (within u|a_i| + u·cap while ‖s‖ is below :func:`_compensated_up_to`) or, with ``"exact"``, rounded once
+    (``math.fsum``: within 2u|a_i| whatever s). The sums are scaled back by 2^exponent (exact, or below 2^-1074, or
+    overflowing to ±inf, which the clip turns into ±cap). Each way the error after the clip is at most 2u·cap,
+    where a plain dot product would be off by d·u·R‖s‖ for a large s."""
+    if method == "plain":
+        sums = X @ scaled
     else:
-        sums = _compensated_sums(hi, lo)
+        hi, lo = _two_products(X, scaled)
+        if method == "exact":
+            sums = np.array([math.fsum(row) for row in np.hstack([hi, lo]).tolist()], dtype=np.float64)
+        else:
+            sums = _compensated_sums(hi, lo)
     with np.errstate(over="ignore"):
         return np.clip(y * np.ldexp(sums, exponent), -cap, cap)
 
@@ -878,10 +1293,11 @@ def svm(
     the module docstring (|ℓ_h′| <= 1, ℓ_h″ <= c = 1/(2h)), privately.
 
     Privacy (replace one example, n public, ‖x_i‖₂ <= 1, y_i ∈ {−1, +1}):
-    ``method="output"``: Algorithm 1 (Theorem 6) on a fixed, public number of
-    gradient steps, whose L2 sensitivity is 2/(nλ) (CMS 2011, Corollary 8's
-    bound, by stability: module docstring) plus a floating-point term; exact
-    discrete Laplace noise for the L1 sensitivity √d times that.
+    ``method="output"``: Algorithm 1 (Theorem 6) on a minimiser computed to
+    within a public distance r by fixed, public numbers of solver steps, whose
+    L2 sensitivity is 2/(nλ) (CMS 2011, Corollary 8) plus 2r, r about 2^-10 of
+    it (module docstring); exact discrete Laplace noise for the L1 sensitivity
+    √d times that.
     ``method="objective"``: Algorithm 2 with c = 1/(2h) (Theorem 9 and its
     Huber-loss case, Section 3.4.2); see :func:`objective_perturbation_parameters`.
 
@@ -918,11 +1334,13 @@ def svm(
         the exact minimiser of the perturbed objective (a public bound; that
         distance is charged). Not used by output perturbation.
     max_iter : int, default 5000
-        Objective perturbation: the most accelerated gradient steps it may
-        take (it takes the fewest that reach ``tol``, a public number;
-        :class:`dpstats.linear_model.Accelerated`). Output perturbation: the most
-        gradient steps it takes (fewer when the public bound on its distance
-        to the minimiser is already small; :class:`dpstats.linear_model.Descent`).
+        Objective perturbation: the most solver steps (accelerated gradient
+        and Newton steps together) it may take; it takes a public number that
+        reaches ``tol`` (:class:`dpstats.linear_model.Accelerated`). Output
+        perturbation: the same solver aiming at 2^-10 of the sensitivity
+        (:class:`dpstats.linear_model.OutputPerturbation`); when ``max_iter``
+        allows fewer steps, at most ``max_iter`` plain gradient steps, whose
+        sensitivity follows from stability (:class:`dpstats.linear_model.Descent`).
     noise : {"exact", "gamma", "float"}, default "exact"
         ``"exact"``: exact discrete noise on a public grid (output
         perturbation: discrete Laplace; objective perturbation: its release on
@@ -998,10 +1416,11 @@ def logistic_regression(
     logistic loss has |ℓ′| <= 1 and ℓ″ <= c = 1/4.
 
     Privacy (replace one example, n public, ‖x_i‖₂ <= 1, y_i ∈ {−1, +1}):
-    ``method="output"``: Algorithm 1 (Theorem 6) on a fixed, public number of
-    gradient steps, whose L2 sensitivity is 2/(nλ) (CMS 2011, Corollary 8's
-    bound, by stability: module docstring) plus a floating-point term; exact
-    discrete Laplace noise for the L1 sensitivity √d times that.
+    ``method="output"``: Algorithm 1 (Theorem 6) on a minimiser computed to
+    within a public distance r by fixed, public numbers of solver steps, whose
+    L2 sensitivity is 2/(nλ) (CMS 2011, Corollary 8) plus 2r, r about 2^-10 of
+    it (module docstring); exact discrete Laplace noise for the L1 sensitivity
+    √d times that.
     ``method="objective"``: Algorithm 2 with c = 1/4 (Theorem 9); see
     :func:`objective_perturbation_parameters`.
 
