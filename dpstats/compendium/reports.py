@@ -517,12 +517,17 @@ def table_verdicts(table: Path) -> list[str]:
 
 
 def comparison_markdown(
-    results: list[NotebookResult], out: Path | None, heading: str = "##", link=lambda result: f"#{result.name}"
+    results: list[NotebookResult],
+    out: Path | None,
+    heading: str = "##",
+    link=lambda result: f"#{result.name}",
+    source=None,
 ) -> list[str]:
     """The "Published vs reproduced" section: verdict counts per paper, then every comparison table.
 
     ``out`` is the report folder the CSV links are made relative to; None leaves the tables unlinked.
-    ``link(result)`` is where a paper's title points (default: its section of the index).
+    ``link(result)`` is where a paper's title points (default: its section of the index). ``source(result)``, if
+    given, is the page of the notebook that computed a table, linked under the table's heading.
     """
     found = [(r, t) for r in results for t in r.tables if is_comparison(t)]
     if not found:
@@ -547,5 +552,7 @@ def comparison_markdown(
     for r, table in found:
         note = f" ({NOT_COMPARABLE})" if r.profile != "full" else ""
         lines += ["", f"{heading}# {r.title}{note}"]
+        if source is not None:
+            lines += ["", f"Computed in [the notebook]({source(r)})."]
         lines += table_markdown(table, table.name, relative(table, out) if out else None, limit=None)
     return lines
