@@ -18,10 +18,25 @@ Without ``weights`` the coordinates of a statistic are one release with the vect
 (warning when one coordinate dominates it, :class:`~dpstats.exceptions.MixedScalesWarning`). With ``weights`` each
 coordinate is a release of its own with ε_j = ε·w_j/Σw (and δ_j likewise): by basic composition the whole is
 (ε, δ)-DP.
+
+What the ledger states
+----------------------
+Each entry states the noise and the 95 % error *of the value the call returns*, in its units. A release that returns
+its planned statistic as it is (a row-level mean, a sum, a histogram) states each plan's noise. A unit-level mean
+or variance returns a ratio of its planned sums (:func:`unit_ratio_statements`): x̄ + S̃/C′ with C′ = max(C̃, N),
+and Q̃/C′ − (S̃/C′)². Its error is bounded from public values only — N units, each kept record within the bounds,
+so |S| ≤ C·w/2 and Q ≤ C·w²/4 for the width w = hi − lo — and the noise of each sum:
+
+* mean: |error| ≤ |Z_S|/N + (w/2)·|Z_C|/N, since C′ ≥ N and |C − C′| ≤ |Z_C|;
+* variance: |error| ≤ |Z_Q|/N + (w²/4)·|Z_C|/N + e·(w + e), e the mean's bound for S̃/C′;
+
+each |Z| at its (1 − 0.05/k) quantile, k the number of noises (a union bound), so the stated interval holds with
+probability at least 95 %. The stated scale is the leading noise's, divided by N.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -36,7 +51,17 @@ from .exceptions import MixedScalesWarning, ParameterError
 from .noise.random import describe_source
 from .noise.release import Noise, Statistic, make_noise
 
-__all__ = ["DOMINANCE", "Planned", "calibrate", "charge", "charge_plans", "plan", "release", "split_budget"]
+__all__ = [
+    "DOMINANCE",
+    "Planned",
+    "calibrate",
+    "charge",
+    "charge_plans",
+    "plan",
+    "release",
+    "split_budget",
+    "unit_ratio_statements",
+]
 
 #: A vector release warns when one coordinate's sensitivity is at least this many times another's.
 DOMINANCE = 10.0
@@ -132,12 +157,20 @@ def _plan_weighted(
 
 
 def release(
-    mechanism: str, plans: list[Planned], *, rng, accountant, note: str = "", relation: str | None = None
+    mechanism: str,
+    plans: list[Planned],
+    *,
+    rng,
+    accountant,
+    note: str = "",
+    relation: str | None = None,
+    reported=None,
 ) -> list:
     """Charge every planned statistic as one ledger entry (before any noise is drawn), then add the noise.
     ``relation``: the neighbouring relation the release protects, ``"row"`` or ``"unit"`` (as in
-    :func:`~dpstats.accounting.charge`)."""
-    charge_plans(mechanism, plans, rng=rng, accountant=accountant, note=note, relation=relation)
+    :func:`~dpstats.accounting.charge`); ``reported``: the statements of what the call returns, when it is not
+    the plans themselves (module docstring, "What the ledger states")."""
+    charge_plans(mechanism, plans, rng=rng, accountant=accountant, note=note, relation=relation, reported=reported)
     return [p.apply(rng) for p in plans]
 
 
@@ -151,10 +184,12 @@ def charge_plans(
     events=(),
     statements=(),
     relation: str | None = None,
+    reported=None,
 ) -> None:
     """Charge every planned statistic, and the extra ``events`` of the same release (a partition selection, an
-    exponential mechanism) with their noise ``statements``, as one ledger entry (``relation`` as in
-    :func:`release`)."""
+    exponential mechanism) with their noise ``statements``, as one ledger entry (``relation`` and ``reported`` as
+    in :func:`release`)."""
+    own = [statement for p in plans for statement in p.statements()] if reported is None else list(reported)
     charge(
         mechanism,
         [*events, *(n.event for p in plans for n in p.noises)],
@@ -162,7 +197,7 @@ def charge_plans(
         accountant=accountant,
         relation=relation,
         note="; ".join(n for n in [*(p.note for p in plans), note] if n),
-        noise=[*statements, *(statement for p in plans for statement in p.statements())],
+        noise=[*statements, *own],
     )
 
 
@@ -203,6 +238,33 @@ def charge(
         proven=proven,
         noise=noise,
     )
+
+
+def unit_ratio_statements(
+    plans: list[Planned], units: int, widths, *, variance: bool = False, confidence: float = 0.95
+) -> list:
+    """The ledger statements of a unit-level mean (plans: the shifted sum S, then the record count C if it is
+    noisy) or variance (plans: Q, S, then C), in the units of the value returned (module docstring, "What the
+    ledger states"). ``units`` is N, ``widths`` the public hi − lo of each coordinate (data units)."""
+    pieces = 3 if variance else 2
+    noisy_count = len(plans) == pieces
+    level = 1 - (1 - confidence) / (len(plans))  # each noise at its share of the failure probability
+    count = plans[-1].noises[0].half_width(level) if noisy_count else 0.0
+    widths = np.broadcast_to(np.asarray(widths, dtype=np.float64), plans[0].shape).reshape(-1)
+    lead, shifted = plans[0], plans[1] if variance else plans[0]
+    # one statement per noise of the leading plan: the whole vector, or each coordinate with weights
+    groups = [widths] if len(lead.noises) == 1 else [widths[j : j + 1] for j in range(len(lead.noises))]
+    out = []
+    for j, (noise, w) in enumerate(zip(lead.noises, groups, strict=True)):
+        w = float(w.max()) if w.size else 0.0
+        shift = shifted.noises[min(j, len(shifted.noises) - 1)].half_width(level)
+        error = (shift + w / 2 * count) / units
+        if variance:
+            error = (noise.half_width(level) + w * w / 4 * count) / units + error * (w + error)
+        units_label = "squared data units" if variance else "data units"
+        stated = noise.statement(units_label, factor=1 / units, confidence=confidence)
+        out.append(dataclasses.replace(stated, half_width=error))
+    return out
 
 
 def split_budget(epsilon: float, delta: float, shares) -> list[tuple[float, float]]:

@@ -7,8 +7,10 @@ import math
 import numbers
 import os
 import threading
+from fractions import Fraction
 from pathlib import Path
 
+from .._rounding import float_down
 from .._trace import active, event
 from .._validation import check_choice, check_delta, check_epsilon, check_flag
 from ..exceptions import (
@@ -23,12 +25,14 @@ from .compose import RULES, Composition
 from .events import ApproxDP, Event, PureDP
 from .ledger import (
     RELATIONS,
+    WIDTH,
     LedgerEntry,
     NoiseStatement,
     ParallelRecord,
     Record,
     check_block_entry,
     entered_order,
+    entries_frame,
     entries_from_json,
     entries_to_json,
     flat_entries,
@@ -40,6 +44,13 @@ __all__ = ["DEFAULT_DELTA", "Accountant", "ParallelBlock", "charge", "check_acco
 
 #: δ of an Accountant created without one: small against 1/n for data sets up to a million rows.
 DEFAULT_DELTA = 1e-6
+
+_RULE_WORDS = {
+    "pld": "PLD (privacy-loss distributions)",
+    "zcdp": "zCDP (zero-concentrated DP)",
+    "advanced": "advanced composition",
+    "basic": "basic composition (sums)",
+}
 
 
 class Accountant:
@@ -58,6 +69,20 @@ class Accountant:
     :attr:`spent`. Each ledger entry says what its noise means in the units of
     the release: the noise's scale and the half-width of a 95 % interval of the
     release's error (``print(acc)``; :attr:`LedgerEntry.noise`).
+
+    **What is spent and what is left.** :attr:`spent` is the whole ledger's (ε, δ) under the composition rule.
+    Under ``"basic"`` and ``"advanced"`` both coordinates add up, and :attr:`remaining` is the budget minus
+    :attr:`spent` in each (exactly, rounded down: a release of exactly what is left fits under ``"basic"``). Under
+    ``"pld"`` and ``"zcdp"`` the ledger is a curve ε(δ), stated at the budget's δ: :attr:`spent` reports that δ,
+    but δ is where ε is measured, not something the releases used up. :attr:`remaining` is then the ε left at the
+    budget's δ and, as its δ, what a further release may still carry as its own δ: the budget's δ minus the δ
+    spent outright (approximate-DP releases, the failure probabilities of Gaussian calibrations) — a pure or an
+    analytic-Gaussian release leaves it unchanged. A further release is accepted when the composed ε at the
+    budget's δ stays within the budget: one carrying more δ than :attr:`remaining` says never is; a pure release
+    of at most the remaining ε is (basic composition of the ledger's statement with it); composition being
+    sub-additive, Gaussian releases may fit beyond it (:meth:`composed_with` gives the exact total).
+    ``print(acc)`` states the budget, the total and the rule ("ε = 0.98 at δ = 1e-06 under PLD"), what is left,
+    then each release in lines of at most 100 characters; :meth:`to_frame` gives the ledger as a DataFrame.
 
     Parameters
     ----------
@@ -162,9 +187,19 @@ class Accountant:
 
     @property
     def remaining(self) -> tuple[float, float]:
-        """Budget minus :attr:`spent`, per coordinate (never below 0)."""
-        eps, delta = self.spent
-        return max(self.epsilon - eps, 0.0), max(self.delta - delta, 0.0)
+        """(ε, δ) left of the budget (never below 0); the rule is in the class docstring, "What is left"."""
+        with self._synced():
+            items = self._open_items()
+            eps, delta = self._running.total(items)
+            if self.composition in ("pld", "zcdp"):  # δ is where ε is measured; only the additive δ is spent
+                delta = self._running.additive_delta(items)
+        return _left(self.epsilon, eps), _left(self.delta, delta)
+
+    def to_frame(self):
+        """The ledger as a pandas DataFrame, one row per release (for notebooks; pandas is imported when this is
+        called): mechanism, relation, ε, δ, the noise and its 95 % error in the release's units, part, proven,
+        note (:func:`~dpstats.accounting.ledger.entries_frame`)."""
+        return entries_frame(self.ledger)
 
     @property
     def head(self) -> tuple[int, str] | None:
@@ -518,13 +553,40 @@ class Accountant:
 
     def __repr__(self) -> str:
         eps, delta = self.spent
+        releases = len(self.ledger)
         return (
             f"Accountant(epsilon={self.epsilon:g}, delta={self.delta:g}, composition={self.composition!r}; "
-            f"spent epsilon={eps:.6g}, delta={delta:.3g} in {len(self.ledger)} release(s))"
+            f"spent ε={eps:.4g} at δ={delta:.3g}, {releases} release{'' if releases == 1 else 's'})"
         )
 
     def __str__(self) -> str:
-        return "\n".join([repr(self), *format_table(self.ledger)])
+        """The budget, the total explained, what is left, then the ledger (every line <= 100 characters)."""
+        import textwrap
+
+        eps, delta = self.spent
+        left_eps, left_delta = self.remaining
+        entries = self.ledger
+        together = "the release is" if len(entries) == 1 else f"all {len(entries)} releases together are"
+        short = _RULE_WORDS[self.composition].split(" (")[0]
+        head = [f"Budget: ε = {self.epsilon:g}, δ = {self.delta:g}, composition {_RULE_WORDS[self.composition]}"]
+        if self.composition in ("pld", "zcdp"):
+            head += [
+                f"Spent:  ε = {eps:.6g} at δ = {delta:.3g} under {short}: {together} ({eps:.6g}, {delta:.3g})-DP",
+                f"Left:   ε = {left_eps:.6g} at δ = {self.delta:.3g}; a further release may carry its own δ up to "
+                f"{left_delta:.3g}",
+            ]
+        else:
+            head += [
+                f"Spent:  ε = {eps:.6g}, δ = {delta:.3g} under {short}: {together} ({eps:.6g}, {delta:.3g})-DP",
+                f"Left:   ε = {left_eps:.6g}, δ = {left_delta:.3g}",
+            ]
+        lines = [line for text in head for line in textwrap.wrap(text, WIDTH, subsequent_indent=" " * 8)]
+        return "\n".join([*lines, *format_table(entries)])
+
+
+def _left(budget: float, spent: float) -> float:
+    """budget − spent, exactly, rounded down (never below 0): spending it fits where the sums are exact."""
+    return max(float_down(Fraction(budget) - Fraction(spent)), 0.0)
 
 
 def _items(record: Record) -> list:

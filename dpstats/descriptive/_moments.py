@@ -84,7 +84,7 @@ from .._engine import Bounded, as_array, bound_rows, bounded_sums, engine_of, re
 from .._engine.tables import TableSource, from_table
 from .._kernels.fixed_point import BoundedSums
 from .._registry import declare
-from .._release import plan, release, split_budget
+from .._release import plan, release, split_budget, unit_ratio_statements
 from .._validation import check_bounds
 from ..accounting import Accountant
 from ..exceptions import DataValidationError, ParameterError
@@ -439,8 +439,15 @@ def _unit_mean(rec: _Records, epsilon: float, delta: float, weights, rng, accoun
     if m > 1:
         plans.append(plan(stats.count, [stats.count_sensitivity], *shares[1], noise=noise, units="rows"))
     released = "shifted sum and record count" if m > 1 else "shifted sum (record count = N, public)"
+    reported = unit_ratio_statements(plans, units, stats.shifted_sensitivity / m)  # the mean's error, not S̃'s
     noisy = release(
-        "mean", plans, rng=rng, accountant=accountant, note=_unit_note(rec.units, released), relation="unit"
+        "mean",
+        plans,
+        rng=rng,
+        accountant=accountant,
+        note=_unit_note(rec.units, released),
+        relation="unit",
+        reported=reported,
     )
     count = max(noisy[1], units) if m > 1 else units
     return _shaped(stats.midpoint + np.asarray(noisy[0]) / count)
@@ -610,8 +617,15 @@ def _unit_variance(rec: _Records, epsilon: float, delta: float, weights, rng, ac
     if m > 1:
         plans.append(plan(stats.count, [stats.count_sensitivity], *shares[2], noise=noise, units="rows"))
     released = "shifted sum of squares, shifted sum" + (" and record count" if m > 1 else " (record count = N, public)")
+    reported = unit_ratio_statements(plans, units, stats.shifted_sensitivity / m, variance=True)
     noisy = release(
-        "variance", plans, rng=rng, accountant=accountant, note=_unit_note(rec.units, released), relation="unit"
+        "variance",
+        plans,
+        rng=rng,
+        accountant=accountant,
+        note=_unit_note(rec.units, released),
+        relation="unit",
+        reported=reported,
     )
     count = max(noisy[2], units) if m > 1 else units
     return _shaped(np.asarray(noisy[0]) / count - (np.asarray(noisy[1]) / count) ** 2)
