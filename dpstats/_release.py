@@ -32,6 +32,16 @@ so |S| ≤ C·w/2 and Q ≤ C·w²/4 for the width w = hi − lo — and the noi
 
 each |Z| at its (1 − 0.05/k) quantile, k the number of noises (a union bound), so the stated interval holds with
 probability at least 95 %. The stated scale is the leading noise's, divided by N.
+
+Previews
+--------
+:func:`preview` (``dps.preview(dps.mean, 0.5, bounds=(0, 100), n=1000)``) gives, before any data, what a planned
+call will add and how far its result will be from the exact statistic: the release's declared ``preview``
+(:func:`dpstats._registry.declare`) plans its noise from the public arguments with :func:`plan` — the calibration
+the release itself uses — and states it as the ledger will (:func:`planned_preview`). A :class:`Preview` holds the
+statements and the privacy events, so that :meth:`dpstats.Accountant.preview` can compose a whole plan against a
+budget without spending anything. The mechanisms round their statistic to a fixed-point grid that depends on the
+data's bounds; the preview plans without it, so its error is the release's to a relative 2^-12.
 """
 
 from __future__ import annotations
@@ -54,10 +64,14 @@ from .noise.release import Noise, Statistic, make_noise
 __all__ = [
     "DOMINANCE",
     "Planned",
+    "Preview",
     "calibrate",
     "charge",
     "charge_plans",
     "plan",
+    "planned_preview",
+    "preview",
+    "previewed",
     "release",
     "split_budget",
     "unit_ratio_statements",
@@ -297,3 +311,143 @@ def _warn_if_dominated(per_coordinate: np.ndarray, sensitivity: float, shape, ta
         "each column its own share of epsilon",
         MixedScalesWarning,
     )
+
+
+@dataclass(frozen=True)
+class Preview:
+    """A planned call, before any data: the noise it will add and its error, in the units of its result.
+
+    Attributes
+    ----------
+    release : str
+        The release (``"mean"``, ...).
+    epsilon, delta : float
+        Its (ε, δ), as it would be charged.
+    statements : tuple of NoiseStatement
+        One per noise, as the ledger will state it: distribution, scale, and ``half_width``, the 95 % error of
+        each coordinate of the result. Empty for a release that adds no noise (a count whose n is public) or
+        whose error is not a noise scale (the exponential mechanism).
+    events : tuple of Event
+        Its privacy events, for :meth:`dpstats.Accountant.preview`.
+    note : str
+        What else to know (public values only).
+    relation : {"row", "unit"}
+        The neighbouring relation the call will protect.
+    """
+
+    release: str
+    epsilon: float
+    delta: float
+    statements: tuple = ()
+    events: tuple = ()
+    note: str = ""
+    relation: str | None = None
+
+    @property
+    def half_width(self) -> float:
+        """The 95 % error of each coordinate (the largest over the statements; 0 without noise)."""
+        return max((s.half_width for s in self.statements), default=0.0)
+
+    def __str__(self) -> str:
+        """As the ledger will print its entry (without the number)."""
+        from .accounting import LedgerEntry
+        from .accounting.ledger import format_table
+
+        entry = LedgerEntry(
+            self.release,
+            self.epsilon,
+            self.delta,
+            self.note,
+            self.events,
+            noise=self.statements,
+            relation=self.relation,
+        )
+        lines = format_table([entry])
+        return "\n".join([lines[0][3:], *(line[3:] for line in lines[1:])])
+
+
+def preview(release, epsilon, delta=None, **public) -> Preview:
+    """The noise a planned call of ``release`` will add and its 95 % error in the units of its result, from its
+    public arguments only — before any data (module docstring, "Previews").
+
+    Parameters
+    ----------
+    release : a dpstats release
+        ``dps.mean``, ``dps.histogram``, ... (one whose declaration has a ``preview``).
+    epsilon, delta : float
+        As the call would take them (δ: the release's default when not given); checked as the release checks
+        them.
+    **public
+        The call's public arguments and the data's public size: ``bounds=`` and ``n=`` (rows) for a mean, or
+        ``units=`` (the number of privacy units) and ``max_rows=``; ``bins=`` for a histogram; ``d=`` for
+        ``pca_ag``; see each release's preview.
+
+    Returns
+    -------
+    Preview
+
+    Examples
+    --------
+    >>> import dpstats as dps
+    >>> p = dps.preview(dps.mean, 0.5, bounds=(0, 100), n=1000)
+    >>> round(p.half_width, 2)  # the mean age within ±0.6 years, 19 times in 20
+    0.6
+    """
+    declaration = getattr(release, "declaration", None)
+    if declaration is None:
+        raise ParameterError(f"release must be a dpstats release such as dps.mean; got {release!r}")
+    if declaration.preview is None:
+        raise ParameterError(f"{declaration.name} declares no preview yet (its ledger entry states its noise)")
+    epsilon = declaration.parameters["epsilon"].check(epsilon, "epsilon")
+    constraint = declaration.parameters.get("delta")
+    if constraint is not None:
+        delta = constraint.check(constraint.default if delta is None else delta, "delta")
+    for name in ("bounds", "bins", "max_rows"):
+        if name in public and name in declaration.parameters and public[name] is not None:
+            public[name] = declaration.parameters[name].check(public[name], name)
+    return declaration.preview(epsilon, 0.0 if delta is None else delta, **public)
+
+
+def planned_preview(
+    release: str,
+    epsilon: float,
+    delta: float,
+    per_coordinate,
+    *,
+    units: str,
+    changed: int | None = None,
+    note: str = "",
+    relation: str | None = None,
+    unit=None,
+) -> Preview:
+    """The preview of a release that adds one noise calibrated to ``per_coordinate`` sensitivities (as
+    :func:`plan` does for the release itself; ``unit``: the statistic's fixed-point unit when it is public, as
+    ``Fraction(1)`` for counts)."""
+    per_coordinate = np.asarray(per_coordinate, dtype=np.float64)
+    planned = plan(
+        Statistic(np.zeros(per_coordinate.shape, dtype=np.int64), unit),
+        per_coordinate,
+        epsilon,
+        delta,
+        noise="exact",
+        changed=changed,
+        units=units,
+    )
+    return previewed(release, [planned], tuple(planned.statements()), note=note, relation=relation)
+
+
+def previewed(release: str, plans: list[Planned], statements, *, note: str = "", relation=None) -> Preview:
+    """The preview of ``plans`` stated by ``statements``: its (ε, δ) is the exact sum over the plans' events,
+    rounded up, as its ledger entry's will be."""
+    from .accounting import LedgerEntry
+
+    events = tuple(n.event for p in plans for n in p.noises)
+    entry = LedgerEntry.of(release, events)
+    return Preview(release, entry.epsilon, entry.delta, tuple(statements), events, note, relation)
+
+
+def public_count(value, name: str) -> int:
+    """A public count (rows, units, columns) as an int >= 1, else a ParameterError naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ParameterError(f"{name} must be a whole number >= 1 (public); got {value!r}")
+    return int(value)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import numbers
 import os
@@ -40,7 +41,15 @@ from .ledger import (
 )
 from .log import LedgerLog
 
-__all__ = ["DEFAULT_DELTA", "Accountant", "ParallelBlock", "charge", "check_accountant", "with_pending"]
+__all__ = [
+    "DEFAULT_DELTA",
+    "Accountant",
+    "ParallelBlock",
+    "PlanPreview",
+    "charge",
+    "check_accountant",
+    "with_pending",
+]
 
 #: δ of an Accountant created without one: small against 1/n for data sets up to a million rows.
 DEFAULT_DELTA = 1e-6
@@ -194,6 +203,32 @@ class Accountant:
             if self.composition in ("pld", "zcdp"):  # δ is where ε is measured; only the additive δ is spent
                 delta = self._running.additive_delta(items)
         return _left(self.epsilon, eps), _left(self.delta, delta)
+
+    def preview(self, plan) -> PlanPreview:
+        """What a plan of releases would cost against this budget — before any data, spending nothing.
+
+        ``plan``: the previews of the planned calls (:func:`dpstats.preview`, each holding its privacy events and
+        its noise). Returns a :class:`PlanPreview`: the total (ε, δ) of the ledger so far plus the whole plan under
+        this accountant's composition (what :attr:`spent` would read after it), whether it fits the budget (what
+        the accountant would accept, the releases in this order), and each call's 95 % error.
+
+        Examples
+        --------
+        >>> import dpstats as dps
+        >>> acc = dps.Accountant(1.0, 1e-6)
+        >>> plan = [dps.preview(dps.mean, 0.5, bounds=(0, 100), n=1000), dps.preview(dps.histogram, 0.5, bins=10)]
+        >>> acc.preview(plan).fits
+        True
+        """
+        previews = tuple(plan)
+        if not all(hasattr(p, "events") and hasattr(p, "statements") for p in previews):
+            raise ParameterError("plan must be a sequence of previews (dps.preview(release, epsilon, ...))")
+        events = [e for p in previews for e in p.events]
+        with self._synced():
+            items = [*self._open_items(), *events]
+            total = self._running.total(items)
+            fits = self._running.fits(self.epsilon, items)
+        return PlanPreview(previews, total, fits, (self.epsilon, self.delta), self.composition)
 
     def to_frame(self):
         """The ledger as a pandas DataFrame, one row per release (for notebooks; pandas is imported when this is
@@ -582,6 +617,38 @@ class Accountant:
             ]
         lines = [line for text in head for line in textwrap.wrap(text, WIDTH, subsequent_indent=" " * 8)]
         return "\n".join([*lines, *format_table(entries)])
+
+
+@dataclasses.dataclass(frozen=True)
+class PlanPreview:
+    """A plan of releases against a budget (:meth:`Accountant.preview`): the previews, the total (ε, δ) the ledger
+    would have after them, whether the accountant would accept them all, the budget and the composition rule."""
+
+    previews: tuple
+    total: tuple[float, float]
+    fits: bool
+    budget: tuple[float, float]
+    composition: str
+
+    def __str__(self) -> str:
+        from .ledger import format_table
+
+        eps, delta = self.total
+        verdict = "fits the budget" if self.fits else "does NOT fit the budget"
+        head = (
+            f"Plan of {len(self.previews)} release{'' if len(self.previews) == 1 else 's'}: total ε = {eps:.6g} at "
+            f"δ = {delta:.3g} under {_RULE_WORDS[self.composition].split(' (')[0]} with the ledger so far; "
+            f"{verdict} (ε = {self.budget[0]:g}, δ = {self.budget[1]:g})"
+        )
+        entries = [
+            LedgerEntry(
+                p.release, p.epsilon, p.delta, p.note, tuple(p.events), noise=tuple(p.statements), relation=p.relation
+            )
+            for p in self.previews
+        ]
+        import textwrap
+
+        return "\n".join([*textwrap.wrap(head, WIDTH, subsequent_indent="  "), *format_table(entries)])
 
 
 def _left(budget: float, spent: float) -> float:

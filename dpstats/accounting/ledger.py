@@ -404,7 +404,8 @@ def format_table(entries: list[LedgerEntry], width: int = WIDTH) -> list[str]:
         if e.noise:
             rows = [(head, indent)] + [(f"{indent}noise  {_noise_line(n)}", indent + " " * 7) for n in e.noise]
         else:  # no noise added to a statistic (the exponential mechanism): its events
-            rows = [(head, indent), (f"{indent}events {'; '.join(ev.describe() for ev in e.events)}", indent + " " * 7)]
+            described = "; ".join(ev.describe() for ev in e.events)
+            rows = [(head, indent)] + ([(f"{indent}events {described}", indent + " " * 7)] if described else [])
         if e.note:
             rows.append((f"{indent}note   {e.note}", indent + " " * 7))
         for text, follow in rows:
