@@ -118,3 +118,25 @@ def test_accountant_preview_composes_a_plan_against_the_budget_and_spends_nothin
     with pytest.raises(dps.BudgetExceededError):
         dps.histogram(X, 0.5, bins=10, range=(0, 100), rng=3, accountant=acc)
     assert all(len(line) <= 100 for line in str(result).splitlines())
+
+
+def test_planning_from_accuracy_takes_the_release_itself():
+    """noise.accuracy plans any release with a preview (row or unit level), the same as the named mechanisms
+    (to the relative 2^-12 of the fixed-point grid)."""
+    from dpstats.noise.accuracy import epsilon_for_error, error_for_epsilon
+
+    by_release = epsilon_for_error(dps.mean, 1.0, bounds=(0, 100), n=1000)
+    by_name = epsilon_for_error("mean", 1.0, bounds=(0, 100), n=1000)
+    assert by_release.epsilon == pytest.approx(by_name.epsilon, rel=2.0**-12) and by_release.half_width <= 1.0
+    per_person = epsilon_for_error(dps.mean, 5.0, bounds=(0, 100), units=400, max_rows=5)
+    again = dps.preview(dps.mean, per_person.epsilon, bounds=(0, 100), units=400, max_rows=5)
+    assert again.half_width == per_person.half_width <= 5.0
+    slightly_less = dps.preview(dps.mean, per_person.epsilon * (1 - 1e-6), bounds=(0, 100), units=400, max_rows=5)
+    assert slightly_less.half_width > 5.0  # the smallest epsilon that reaches the error
+    assert (
+        error_for_epsilon(dps.histogram, 0.5, bins=10).half_width == dps.preview(dps.histogram, 0.5, bins=10).half_width
+    )
+    with pytest.raises(ParameterError, match="95 %"):
+        error_for_epsilon(dps.mean, 0.5, bounds=(0, 100), n=1000, confidence=0.9)
+    with pytest.raises(ParameterError, match="no single noise"):
+        epsilon_for_error(dps.count, 5.0, n=10)
