@@ -160,12 +160,12 @@ def _plan_weighted(
     for j, share in enumerate(epsilons):
         check_epsilon(share, f"epsilon share of coordinate {j} (epsilon * weight / sum of weights)")
     values = np.asarray(statistic.values, dtype=object).reshape(-1)
-    units = np.broadcast_to(np.asarray(statistic.unit, dtype=object), shape).reshape(-1)
+    grids = np.broadcast_to(np.asarray(statistic.unit, dtype=object), shape).reshape(-1)
     noises = tuple(
         calibrate(epsilon=e, delta=d, sensitivity=l1_up([s]), changed=1, unit=u, noise=noise)
-        for e, d, s, u in zip(epsilons, deltas, per_coordinate, units, strict=True)
+        for e, d, s, u in zip(epsilons, deltas, per_coordinate, grids, strict=True)
     )
-    parts = tuple(Statistic(v, u) for v, u in zip(values, units, strict=True))
+    parts = tuple(Statistic(v, u) for v, u in zip(values, grids, strict=True))
     note = f"{len(noises)} coordinates released separately, budget split by weights"
     return Planned(noises, parts, shape, note, units)
 

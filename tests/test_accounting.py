@@ -910,3 +910,14 @@ def test_epsilon_for_delta_is_dp_accountings_raised_by_the_margin_never_below(na
             assert ours == theirs, delta
         else:
             assert theirs <= ours <= theirs * (1 + 2.0**-41), delta
+
+
+def test_a_release_with_weights_states_its_units_in_words():
+    """With weights each coordinate is its own release; the ledger states each in the statistic's units (the
+    grid units array once took the place of the units' name, printing Fractions)."""
+    acc = dps.Accountant(10.0)
+    x = np.random.default_rng(0).uniform(0, 1, (200, 2))
+    dps.mean(x, 1.0, bounds=(0, 1), axis=0, weights=[1, 2], rng=0, accountant=acc)
+    (entry,) = acc.ledger
+    assert [s.units for s in entry.noise] == ["data units", "data units"]
+    assert "Fraction" not in str(acc)
