@@ -28,10 +28,12 @@ $(STAMP): pyproject.toml
 	touch $@
 
 # The site first (tests/test_docs_site.py opens every page of it in headless Chromium), then the unit,
-# statistical, audit and CLI tests, then nbval executes every notebook with its quick defaults.
+# statistical, audit and CLI tests, then nbval executes every notebook with its quick defaults. Both run on every
+# core (pytest-xdist: -n auto); a module whose module-scoped fixture is expensive is kept on one worker
+# (xdist_group, --dist loadgroup), a notebook's cells on one worker in order (--dist loadfile).
 test: env docs
-	MPLBACKEND=Agg $(PY) -m pytest -q tests
-	MPLBACKEND=Agg $(PY) -m pytest -q -p no:cacheprovider --nbval-lax notebooks
+	MPLBACKEND=Agg $(PY) -m pytest -q -n auto --dist loadgroup tests
+	MPLBACKEND=Agg $(PY) -m pytest -q -p no:cacheprovider -n auto --dist loadfile --nbval-lax notebooks
 
 # The documentation site from the committed report (never executes a notebook); -W: any warning, e.g. a broken
 # cross-reference, fails the build. Generated pages go to docs/generated/, the site to docs/_build/html.

@@ -137,6 +137,17 @@ class Declaration:
         constraint = self.parameters.get("delta")
         return constraint if isinstance(constraint, Delta) else None
 
+    def checked(self, options: Mapping[str, object]) -> dict:
+        """``options`` (keyword arguments of this release handed on by another: ``pca``'s ``**options``) checked by
+        their declared constraints, once; a name this release does not declare raises."""
+        found = {}
+        for name, value in options.items():
+            if name not in self.parameters:
+                raise TypeError(f"{self.name}() got an unexpected keyword argument {name!r}")
+            constraint = self.parameters[name]
+            found[name] = constraint.check(value, name) if constraint.checks else value
+        return found
+
     def cases(self) -> Cases:
         """The release's test cases (imported now: never at ``import dpstats``)."""
         if self.cases_path is None:
@@ -241,6 +252,7 @@ def declare(
             preview=preview,
         )
         release.declaration = declaration
+        release.unchecked = function  # for a caller that has checked every argument already (validate once)
         _TABLE[declaration.name] = declaration
         return release
 

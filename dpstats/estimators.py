@@ -74,7 +74,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, ClassNamePrefixFeatures
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d, validate_data
 
-from ._engine import as_array, check_row_norms, engine_of, take_units
+from ._engine import Matrix, as_array, check_row_norms, engine_of, take_units
 from ._engine.kinds import is_frame
 from ._engine.tables import check_numeric_columns
 from ._engine.units import unit_column
@@ -192,6 +192,14 @@ def _fit_input(estimator, X):
     return X
 
 
+def _fit_matrix(estimator, X, privacy_unit) -> Matrix:
+    """The rows of a fit, read once (:func:`_fit_input`, scikit-learn's validation) with their privacy units aligned
+    (``max_rows`` the estimator's): the release takes them as they are (:func:`dpstats._engine.read_matrix`)."""
+    X = _fit_input(estimator, X)
+    X, units = take_units(X, privacy_unit, estimator.max_rows)
+    return Matrix(X, None if units is None else units.aligned(X.shape[0]))
+
+
 def _input(estimator, X):
     """``X`` for ``transform``/``predict``: checked against the fitted width; a dask input gives a lazy result."""
     if not engine_of(X).LAZY:
@@ -221,14 +229,15 @@ class DPPCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         Dimension k of the subspace; None keeps all d (a private rotation).
     mechanism : {"ag", "ppm", "ppca", "amin", "dong", "sn"}, default "ag"
         Analyze Gauss (needs δ > 0), noisy power method, exponential mechanism
-        (pure ε-DP: δ is ignored and charged as 0), Amin et al.'s iterative
+        (pure ε-DP: δ must be 0 or None), Amin et al.'s iterative
         eigenvector sampling (:func:`dpstats.amin_eigen`, pure ε-DP), Dong, Liang
         & Yi's (2022) trace-sensitive estimate (δ > 0), or SN (not private: warns,
         and an accountant refuses it).
     epsilon : float, default 1.0
         ε of the release (the private norm bound included).
-    delta : float, default 1e-6
-        δ of the release (the default of :class:`dpstats.Accountant` as well).
+    delta : float or None, default None
+        δ of the release; None is the mechanism's default (1e-6 for "ag", "ppm" and "dong", 0 for the pure
+        mechanisms; see :func:`dpstats.pca`).
     clip : bool, default False
         Rescale rows with norm > 1 (or > ``norm_bound``) to it instead of raising.
     norm_bound : None, float or "private", default None
@@ -267,7 +276,7 @@ class DPPCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         *,
         mechanism="ag",
         epsilon=1.0,
-        delta=DEFAULT_DELTA,
+        delta=None,
         clip=False,
         norm_bound=None,
         radius_share=RADIUS_SHARE,
@@ -291,11 +300,11 @@ class DPPCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         of the DataFrame ``X``), with the ``max_rows`` parameter (routed as metadata in a Pipeline or a
         GridSearchCV). Returns ``self``."""
         X, privacy_unit = _unit_input(X, privacy_unit)
-        X = _fit_input(self, X)
-        d = X.shape[1]
+        data = _fit_matrix(self, X, privacy_unit)
+        d = data.X.shape[1]
         k = d if self.n_components is None else check_int(self.n_components, "n_components", high=d)
         V = pca(
-            X,
+            data,
             k,
             mechanism=self.mechanism,
             epsilon=self.epsilon,
@@ -305,7 +314,6 @@ class DPPCA(_SharedAccountantMixin, ClassNamePrefixFeaturesOutMixin, Transformer
             rng=check_rng(self.random_state, "random_state"),
             accountant=self.accountant,
             clip=self.clip,
-            **_unit_options(privacy_unit, self.max_rows),
         )
         self.components_ = V.T
         self.n_components_ = V.shape[1]

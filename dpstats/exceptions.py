@@ -1,4 +1,5 @@
-"""Every error and warning class of dpstats, the library and the compendium, in one module.
+"""Every error and warning class of the library, in one module (the compendium's are in
+:mod:`dpstats.compendium.exceptions`).
 
 Every invalid argument raises a :class:`ValueError` subclass whose message names
 the parameter, the value received and what is allowed. Privacy-specific failures
@@ -11,8 +12,6 @@ __all__ = [
     "AccountantSharingError",
     "BudgetExceededError",
     "DataValidationError",
-    "DatasetNotFoundError",
-    "DownloadError",
     "FloatingPointNoiseWarning",
     "LedgerError",
     "LedgerTamperedError",
@@ -106,9 +105,20 @@ class MixedScalesWarning(UserWarning):
     """
 
 
-class DatasetNotFoundError(FileNotFoundError):
-    """A real dataset's file is not in the data folder (the message names the command that fetches it)."""
+# The compendium's errors live in dpstats.compendium.exceptions; the old names are reached from here for one release.
+_MOVED = {"DatasetNotFoundError", "DownloadError"}
 
 
-class DownloadError(OSError):
-    """A dataset could not be downloaded or did not match its checksum."""
+def __getattr__(name: str):
+    if name in _MOVED:
+        import warnings
+        from importlib import import_module
+
+        warnings.warn(
+            f"dpstats.exceptions.{name} has moved to dpstats.compendium.exceptions; the old name will be removed in "
+            "the next release",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(import_module("dpstats.compendium.exceptions"), name)
+    raise AttributeError(f"module 'dpstats.exceptions' has no attribute {name!r}")

@@ -17,7 +17,7 @@ import math
 import numbers
 from dataclasses import dataclass
 
-from ._engine import as_array, check_row_norms, take_units
+from ._engine import Matrix, as_array, check_row_norms, read_matrix
 from ._validation import check_columns, check_epsilon, check_flag, check_positive
 from .accounting import Accountant, check_accountant, split_weighted, with_pending
 from .accounting.events import Exponential
@@ -81,15 +81,18 @@ class UnitRows:
 
     Attributes
     ----------
+    rows : dpstats._engine.Matrix
+        The rows divided by ``radius`` (and clipped to norm 1 where asked, or where the bound is private), read once
+        with their privacy units: a mechanism takes them as they are.
     X : numpy.ndarray or dask array
-        The rows divided by ``radius`` (and clipped to norm 1 where asked, or where the bound is private).
+        ``rows.X``.
     radius : float
         The bound the rows were divided by: 1 (none), the public ``norm_bound``, or the private one. Scale a
         release back with it (a second-moment matrix by radius²): post-processing.
     epsilon : float
         What is left of ε for the mechanism.
     privacy_unit : object
-        The identifiers to pass on to the mechanism (a column name of a DataFrame is resolved here), or None.
+        The rows' canonical unit identifiers (a column name of a DataFrame resolved), or None.
     clip : bool
         Whether the mechanism still has to clip the rows to norm 1 (``norm_bound=None`` with ``clip=True``).
     accountant : object
@@ -97,12 +100,19 @@ class UnitRows:
         together with the mechanism's (:func:`dpstats.accounting.with_pending`).
     """
 
-    X: object
+    rows: Matrix
     radius: float
     epsilon: float
-    privacy_unit: object = None
     clip: bool = False
     accountant: object = None
+
+    @property
+    def X(self):
+        return self.rows.X
+
+    @property
+    def privacy_unit(self):
+        return None if self.rows.units is None else self.rows.units.ids
 
 
 def to_unit_rows(
@@ -168,23 +178,22 @@ def to_unit_rows(
     share = _fraction(radius_share, "radius_share", upper_inclusive=False)  # checked whatever the bound
     if isinstance(norm_bound, str) and norm_bound != "private" or isinstance(norm_bound, bool):
         raise ParameterError(f"norm_bound must be None, a number > 0 or 'private'; got {norm_bound!r}")
-    if norm_bound is None:
-        return UnitRows(X, 1.0, epsilon, privacy_unit, clip, accountant)
     check_accountant(accountant)
-    X, units = take_units(X, privacy_unit, max_rows, "X")
-    ids = None if units is None else units.ids
+    data = read_matrix(X, privacy_unit, max_rows)  # read once: a Matrix from an entry point passes as it is
+    if norm_bound is None:
+        return UnitRows(data, 1.0, epsilon, clip, accountant)
     if norm_bound != "private":
         radius = check_positive(norm_bound, "norm_bound")
-        rows = check_row_norms(as_array(X, "X", ndim=(2,)), "X", max_norm=radius, clip=clip)
-        return UnitRows(rows * (1.0 / radius), radius, epsilon, ids, False, accountant)
+        rows = check_row_norms(data.X, data.name, max_norm=radius, clip=clip)
+        return UnitRows(data.scaled(rows * (1.0 / radius)), radius, epsilon, False, accountant)
     epsilon_bound, epsilon_rest = split_weighted(epsilon, [share, 1.0 - share])
     check_epsilon(epsilon_bound, "epsilon share of the norm bound (epsilon * radius_share)")
-    radius = private_norm_bound(X, epsilon_bound, privacy_unit=ids, max_rows=max_rows, rng=check_rng(rng))
-    rows = check_row_norms(as_array(X, "X", ndim=(2,)), "X", max_norm=radius, clip=True)
+    radius = private_norm_bound.unchecked(data, epsilon_bound, 0.0, rng=check_rng(rng))
+    rows = check_row_norms(data.X, data.name, max_norm=radius, clip=True)
     owed = with_pending(
         accountant,
         [Exponential(epsilon_bound)],
         note=f"norm bound: private {RADIUS_QUANTILE:g}-quantile of the row norms (epsilon={epsilon_bound:.4g}, "
         f"exponential mechanism on a public log grid of [{NORM_BOUNDS[0]:g}, {NORM_BOUNDS[1]:g}])",
     )
-    return UnitRows(rows * (1.0 / radius), radius, epsilon_rest, ids, False, owed)
+    return UnitRows(data.scaled(rows * (1.0 / radius)), radius, epsilon_rest, False, owed)

@@ -28,6 +28,9 @@ import dpstats.decomposition._bingham_exact as bx
 import dpstats.noise.normal as normal
 from dpstats.decomposition._bingham import _basis_excess, bingham_scale, sample_vector_bingham
 
+#: one worker runs this module (its module-scoped fixture is computed once; pytest-xdist's loadgroup)
+pytestmark = pytest.mark.xdist_group("bingham_exact")
+
 Z_ALPHA = stats.norm.isf(ALPHA / 2)  # two-sided z threshold of the moment tests (3.29)
 NARROW = 2.0**-8  # half-width of the narrow central cell
 THETA = math.fsum(math.exp(-j * j / 2) for j in range(40))  # Θ = Σ_{j>=0} e^(−j²/2): P(integer part 0) = 1/Θ

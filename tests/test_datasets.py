@@ -14,7 +14,8 @@ import pytest
 import dpstats
 from dpstats.compendium import datasets as ds
 from dpstats.compendium.download import download
-from dpstats.exceptions import DataValidationError, DownloadError, ParameterError
+from dpstats.compendium.exceptions import DownloadError
+from dpstats.exceptions import DataValidationError, ParameterError
 
 SHARED_MNIST = Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist.npz"
 

@@ -12,6 +12,9 @@ import json
 import pytest
 from golden.releases import GOLDEN, pinned_digests, releases
 
+#: one worker runs this module (its module-scoped fixture is computed once; pytest-xdist's loadgroup)
+pytestmark = pytest.mark.xdist_group("golden")
+
 EXPECTED = json.loads(GOLDEN.read_text())
 NAMES = sorted(releases())
 

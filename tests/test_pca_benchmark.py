@@ -8,6 +8,9 @@ import pytest
 
 from dpstats.compendium import pca_benchmark as pb
 
+#: one worker runs this module (its module-scoped fixture is computed once; pytest-xdist's loadgroup)
+pytestmark = pytest.mark.xdist_group("pca_benchmark")
+
 
 @pytest.fixture(scope="module")
 def spiked():

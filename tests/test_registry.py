@@ -192,3 +192,79 @@ def test_constraints_name_the_parameter_the_value_and_what_is_allowed():
     with pytest.raises(dps.ParameterError, match=r"radius_share must be a number with 0 < radius_share < 1; got 1.5"):
         dps.pca(np.zeros((3, 2)), 1, 1.0, norm_bound="private", radius_share=1.5)
     assert str(Delta("approx")) == "0 < delta < 1"
+
+
+# ----------------------------------------------------------------------------- validate once
+
+
+def _counting(monkeypatch):
+    """Counters of the data readings along a call: conversions of the data to an array (the NumPy engine's
+    ``as_array``), readings of the privacy units (``take_units``), the units made canonical (``canonical_ids``), and
+    checks of ε (the declared constraint's)."""
+    import dpstats._constraints as constraints
+    import dpstats._engine as engine
+    import dpstats._engine.numpy_engine as numpy_engine
+    import dpstats._engine.units as units
+
+    counts = {"as_array": 0, "take_units": 0, "canonical_ids": 0, "check_epsilon": 0}
+
+    def counted(module, name):
+        original = getattr(module, name)
+
+        def wrapper(*args, **kwargs):
+            counts[name] += 1
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, wrapper)
+
+    counted(numpy_engine, "as_array")
+    counted(engine, "take_units")
+    counted(units, "canonical_ids")
+    counted(constraints, "check_epsilon")
+    return counts
+
+
+WALK_X = np.random.default_rng(0).uniform(-0.3, 0.3, (300, 4))
+WALK_IDS = np.repeat(np.arange(100), 3)
+
+
+@pytest.mark.parametrize(
+    "label, call, expected",
+    [
+        ("pca", lambda: dps.pca(WALK_X, 2, 1.0, rng=0), {"as_array": 1, "take_units": 1, "check_epsilon": 1}),
+        (
+            "pca with a unit",
+            lambda: dps.pca(WALK_X, 2, 1.0, privacy_unit=WALK_IDS, max_rows=2, rng=0),
+            {"as_array": 1, "take_units": 1, "canonical_ids": 1, "check_epsilon": 1},
+        ),
+        (
+            "pca, private norm bound, unit",
+            lambda: dps.pca(40 * WALK_X, 2, 1.0, norm_bound="private", privacy_unit=WALK_IDS, max_rows=2, rng=0),
+            {"as_array": 1, "take_units": 1, "canonical_ids": 1, "check_epsilon": 1},
+        ),
+        (
+            "DPPCA.fit",
+            lambda: dps.estimators.DPPCA(2, random_state=0).fit(WALK_X),
+            {"as_array": 0, "check_epsilon": 1},  # scikit-learn's validation reads X once (then take_units once)
+        ),
+        (
+            "DPPCA.fit with a unit",
+            lambda: dps.estimators.DPPCA(2, mechanism="amin", max_rows=2, random_state=0).fit(
+                WALK_X, privacy_unit=WALK_IDS
+            ),
+            {"as_array": 0, "canonical_ids": 1, "check_epsilon": 1},
+        ),
+        (
+            "covariance, dong, unit",
+            lambda: dps.covariance(WALK_X, 1.0, method="dong", privacy_unit=WALK_IDS, max_rows=2, rng=0),
+            {"as_array": 1, "canonical_ids": 1, "check_epsilon": 1},
+        ),
+    ],
+)
+def test_every_path_reads_its_data_and_checks_its_parameters_once(monkeypatch, label, call, expected):
+    """Walk the paths the issue names: the data is converted once, the privacy units read and made canonical once,
+    ε checked once (the declared constraint), however many floors the call goes through (pca -> the norm bound
+    -> the mechanism; DPPCA.fit -> pca -> the mechanism)."""
+    counts = _counting(monkeypatch)
+    call()
+    assert {k: counts[k] for k in expected} == expected, counts

@@ -46,6 +46,7 @@ API_MODULES = {
     "dpstats.compendium.pca_benchmark": "The compendium: the private-PCA benchmark (every mechanism, its peers, "
     "the winners per cell).",
     "dpstats.compendium.reports": "The compendium: the report runner behind ``dpstats report``.",
+    "dpstats.compendium.exceptions": "The compendium's errors (data sets missing or not downloaded).",
 }
 WIDGET = "application/vnd.jupyter.widget-view+json"
 

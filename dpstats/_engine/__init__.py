@@ -34,6 +34,7 @@ are read there too (:mod:`~dpstats._engine.units`) and bounded by :func:`bound_r
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 from types import ModuleType
 
@@ -45,16 +46,20 @@ from .._kernels.gram import GridGram, gram_reduction, grid_gram_slack
 from .._kernels.groups import GroupSpec, KeyTable
 from .._kernels.reduce import DyadicSum, Part
 from .._kernels.rows import row_norm_violations
+from .._validation import check_columns
+from ..exceptions import ParameterError
 from . import numpy_engine
 from .kinds import is_lazy
-from .units import Bounded, Units, relation_of, take_units
+from .units import Bounded, Units, take_units
 
 __all__ = [
     "Bounded",
+    "Matrix",
     "Units",
     "as_array",
     "bin_counts",
     "bound_checked",
+    "bound_matrix",
     "bound_rows",
     "bounded_sums",
     "check_row_norms",
@@ -63,11 +68,42 @@ __all__ = [
     "grid_gram",
     "is_lazy",
     "key_table",
+    "read_matrix",
     "reduce_rows",
-    "relation_of",
     "take_units",
     "validate_rows",
 ]
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """The rows of a release, read once at its entry point (:func:`read_matrix`): ``X`` a float64 array of the
+    data's engine, 2-D with at least one column (its values are checked by the statistic's own pass), ``units`` the
+    privacy units aligned with its rows and canonical (None: one row per unit), ``name`` for errors. The floors
+    below take it as it is: no second conversion, column check or reading of the units."""
+
+    X: object
+    units: Units | None = None
+    name: str = "X"
+
+    def scaled(self, X) -> Matrix:
+        """The same rows mapped one by one (divided by a norm bound, clipped): the same units."""
+        return Matrix(X, self.units, self.name)
+
+
+def read_matrix(X, privacy_unit=None, max_rows=None, name: str = "X") -> Matrix:
+    """``X`` (and its privacy units) read once: a table's privacy-unit column taken out, the rest as a float64 array
+    of its engine with at least one column, the identifiers aligned with the rows and canonical. A :class:`Matrix`
+    is returned as it is (it was read at an entry point above: a unit given again would be a second reading)."""
+    if isinstance(X, Matrix):
+        if privacy_unit is not None or max_rows is not None:
+            raise ParameterError("the rows were read with their privacy units already; pass the units once")
+        return X
+    X, units = take_units(X, privacy_unit, max_rows, name)
+    X = check_columns(as_array(X, name, ndim=(2,)), name)
+    if units is not None:
+        units = units.aligned(X.shape[0])
+    return Matrix(X, units, name)
 
 
 def engine_of(*data) -> ModuleType:
@@ -189,7 +225,17 @@ def bound_checked(
         found = validate_rows(arrays, check)
         if found is not None:
             found.raise_error(name)
-    return bound_rows(arrays, units.aligned(rows, lazy=engine_of(*arrays).LAZY), rng, canonical=canonical)
+    return bound_rows(arrays, units.aligned(rows), rng, canonical=canonical)
+
+
+def bound_matrix(X, privacy_unit=None, max_rows=None, *, clip: bool, rng, check=row_norm_violations) -> Bounded:
+    """The rows a second-moment release reads (PCA, covariance, CCA): read once (:func:`read_matrix`; a
+    :class:`Matrix` from an entry point above passes as it is), rescaled to norm 1 with ``clip``, else checked by
+    ``check`` in the statistic's pass; with a privacy unit every row checked, then at most ``max_rows`` kept per
+    unit (:func:`bound_checked`)."""
+    data = read_matrix(X, privacy_unit, max_rows)
+    X = check_row_norms(data.X, data.name, clip=True) if clip else data.X
+    return bound_checked((X,), data.units, rng, check=None if clip else check, name=data.name)
 
 
 def key_table(keys, units, values, spec: GroupSpec) -> KeyTable:

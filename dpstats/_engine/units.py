@@ -22,10 +22,11 @@ import numpy as np
 
 from .._kernels.units import IdSummary, canonical_ids, convert_ids, describe_ids, id_target
 from .._validation import check_int
+from ..accounting.relation import Relation
 from ..exceptions import DataValidationError, ParameterError
 from .kinds import is_frame, is_lazy, library
 
-__all__ = ["Bounded", "Units", "by_index", "canonical_units", "identifiers", "relation_of", "take_units", "unit_column"]
+__all__ = ["Bounded", "Units", "by_index", "canonical_units", "identifiers", "take_units", "unit_column"]
 
 
 @dataclass(frozen=True)
@@ -35,21 +36,23 @@ class Units:
 
     ids: object
     max_rows: int
+    canonical: bool = False  # whether ``ids`` were checked against the rows and made canonical (by ``aligned``)
 
-    def aligned(self, rows: int, lazy: bool = False) -> Units:
+    def aligned(self, rows: int) -> Units:
         """The identifiers checked against the data's ``rows`` (a length mismatch raises) and canonical
         (:func:`~dpstats._kernels.units.canonical_ids`; lazy identifiers by the same rule on the Dask engine,
-        :func:`canonical_units`): missing or mixed identifiers raise here, on either
-        engine, before anything is read from the data. ``lazy`` (whether the data are lazy) does not matter: the
-        rule is the identifiers' own."""
+        :func:`canonical_units`): missing or mixed identifiers raise here, on either engine, before anything is read
+        from the data. Done once: aligned units are returned as they are."""
         length = self.ids.shape[0]
         if length != rows:
             raise DataValidationError(
                 f"privacy_unit must have one identifier per row of the data ({rows} rows); got {length} identifiers"
             )
+        if self.canonical:  # read once at the release's entry point: the floors below trust it
+            return self
         if is_lazy(self.ids):
-            return Units(canonical_units(self.ids), self.max_rows)
-        return Units(canonical_ids(self.ids), self.max_rows)
+            return Units(canonical_units(self.ids), self.max_rows, True)
+        return Units(canonical_ids(self.ids), self.max_rows, True)
 
 
 @dataclass(frozen=True)
@@ -69,23 +72,16 @@ class Bounded:
         return self.units * self.max_rows
 
     @property
-    def relation(self) -> str:
-        """The neighbouring relation of the release, for the ledger (``charge(..., relation=...)``): ``"unit"``
-        with a privacy unit, ``"row"`` without."""
-        return "unit" if self.by_unit else "row"
+    def relation(self) -> Relation:
+        """The neighbouring relation of the release, for the ledger: ``Relation.UNIT`` with a privacy unit,
+        ``Relation.ROW`` without."""
+        return Relation.of(self.by_unit)
 
     def note(self) -> str:
         """The ledger note's part on the privacy unit (public values only; empty without a unit)."""
         if not self.by_unit:
             return ""
         return f"privacy unit: {self.units} units (public), at most {self.max_rows} rows each; "
-
-
-def relation_of(units: Units | Bounded | None) -> str:
-    """The neighbouring relation of a call with these units (:func:`take_units`' result, or the rows bounded by
-    them; None without a unit), for the ledger: ``"unit"`` with a privacy unit (whatever ``max_rows``), ``"row"``
-    without."""
-    return "row" if units is None else "unit"
 
 
 def take_units(data, privacy_unit, max_rows, name: str = "x"):
@@ -96,6 +92,8 @@ def take_units(data, privacy_unit, max_rows, name: str = "x"):
     :class:`~dpstats.exceptions.ParameterError` naming the parameter for a missing or invalid ``max_rows``, a
     column that is not there, or a column name without a DataFrame.
     """
+    if isinstance(privacy_unit, Units):  # read at an entry point above: handed on as they are
+        return data, privacy_unit
     if privacy_unit is None:
         if max_rows is not None:
             raise ParameterError(

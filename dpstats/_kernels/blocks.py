@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import functools
 
-import numpy as np
-
 # About one core's share of cache: a block read from memory is still there for its next reduction.
 CACHE_BLOCK_BYTES = 1 << 20
 
@@ -14,12 +12,6 @@ def block_rows(row_bytes: int, block_bytes: int | None = None, min_rows: int = 1
     """Rows per block of about ``block_bytes`` (default :data:`CACHE_BLOCK_BYTES`) for rows of ``row_bytes``,
     at least ``min_rows``."""
     return max(min_rows, (block_bytes or CACHE_BLOCK_BYTES) // max(1, row_bytes))
-
-
-def row_blocks(x: np.ndarray, block_bytes: int | None = None, min_rows: int = 1) -> list[slice]:
-    """Slices along the first axis of ``x`` covering it in blocks of :func:`block_rows` rows."""
-    rows = block_rows(x[:1].nbytes, block_bytes, min_rows)
-    return [slice(start, start + rows) for start in range(0, x.shape[0], rows)]
 
 
 @functools.cache

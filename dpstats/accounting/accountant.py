@@ -870,8 +870,8 @@ def charge(
     """Record a release on ``accountant`` (if any); mechanisms call this after validating, before drawing noise.
 
     ``relation``: the neighbouring relation the release protects, ``"row"`` without a privacy unit and ``"unit"``
-    with one (``Bounded.relation`` of :mod:`dpstats._engine`, or ``relation_of(units)``). Every mechanism states
-    it: a release that does not (None) is refused on a branch of a parallel block, which needs it
+    with one (:class:`~dpstats.accounting.Relation`; ``Bounded.relation`` of :mod:`dpstats._engine`). Every
+    mechanism states it: a release that does not (None) is refused on a branch of a parallel block, which needs it
     (:meth:`Accountant.parallel`). ``noise``: the release's noise in its own units (a
     :class:`~dpstats.accounting.ledger.NoiseStatement`, from :meth:`dpstats.noise.release.Noise.statement`, or
     several), shown in the ledger. Every charge, with or without an accountant, is an event of

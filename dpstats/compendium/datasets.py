@@ -31,10 +31,11 @@ from pathlib import Path
 import numpy as np
 
 from .._validation import check_array, check_choice, check_finite, check_int, check_positive
-from ..exceptions import DatasetNotFoundError, DataValidationError, DownloadError, ParameterError
+from ..exceptions import DataValidationError, ParameterError
 from ..noise.random import check_rng
 from ..preprocessing import clip_rows
 from .download import download
+from .exceptions import DatasetNotFoundError, DownloadError
 
 __all__ = [
     "DATASETS",

@@ -16,7 +16,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from ..exceptions import DownloadError
+from .exceptions import DownloadError
 
 __all__ = ["download", "sha256sum"]
 

@@ -31,9 +31,8 @@ from .._constraints import (
     Real,
     privacy,
 )
-from .._engine import as_array, bound_checked, check_row_norms, float_gram, grid_gram, take_units
+from .._engine import Matrix, as_array, bound_matrix, float_gram, grid_gram, take_units
 from .._kernels.gram import norm_bound_squared, symmetric_from_upper
-from .._kernels.rows import row_norm_violations
 from .._registry import declare
 from .._release import calibrate, charge
 from .._validation import check_int
@@ -294,22 +293,12 @@ def cca(
     if dx < 1 or dy < 1:
         raise DataValidationError(f"X and Y must each have at least one column; got shapes {X.shape} and {Y.shape}")
     k = check_int(k, "k", low=1, high=min(dx, dy))
-    Z = np.hstack([X, Y])
+    joint = Matrix(np.hstack([X, Y]), None if units is None else units.aligned(X.shape[0]), "[X, Y]")  # read once
     scaled = to_unit_rows(
-        Z,
-        norm_bound,
-        epsilon,
-        radius_share=radius_share,
-        clip=clip,
-        privacy_unit=None if units is None else units.ids,
-        max_rows=None if units is None else units.max_rows,
-        rng=rng,
-        accountant=accountant,
+        joint, norm_bound, epsilon, radius_share=radius_share, clip=clip, rng=rng, accountant=accountant
     )
-    Z, clip, accountant, radius2 = scaled.X, scaled.clip, scaled.accountant, scaled.radius**2
-    if clip:
-        Z = check_row_norms(Z, "[X, Y]", clip=True)
-    rows = bound_checked((Z,), units, rng, check=None if clip else row_norm_violations, name="[X, Y]")
+    accountant, radius2 = scaled.accountant, scaled.radius**2
+    rows = bound_matrix(scaled.rows, clip=scaled.clip, rng=rng)
     Z, n, m = rows.arrays[0], rows.rows_bound, rows.max_rows
     D = Z.shape[1]
     sensitivity = math.sqrt(2.0) * m * norm_bound_squared(D)  # of the unnormalised ZᵀZ

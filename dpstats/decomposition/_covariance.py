@@ -73,10 +73,9 @@ from collections.abc import Callable
 import numpy as np
 
 from .._constraints import UNITS, Components, Data, Delta, Flag, NoneOr, Options, Real, privacy
-from .._engine import as_array, bound_checked, check_row_norms, float_gram, take_units
+from .._engine import bound_matrix, float_gram
 from .._engine.tables import named_rows
 from .._kernels.gram import float_gram_error, norm_bound_squared
-from .._kernels.rows import row_norm_violations
 from .._registry import declare
 from .._release import calibrate, charge
 from .._rounding import UNIT_ROUNDOFF, gamma
@@ -109,13 +108,6 @@ SPLITS = ("uniform", "adaptive")
 EIGEN_ALLOWANCE = 32.0
 
 _ADAPTIVE_FAILURE = 0.05  # τ of the adaptive split: a (1 − 0.05) bound on the largest of r Laplace noises
-
-
-def _checked_X(X, clip: bool):
-    X = as_array(X, "X", ndim=(2,))
-    if X.shape[1] < 1:
-        raise DataValidationError(f"X must have at least one column; got shape {X.shape}")
-    return check_row_norms(X, "X", clip=True) if clip else X
 
 
 def _verified_eigen_error(A: np.ndarray, values: np.ndarray, vectors: np.ndarray) -> float:
@@ -268,11 +260,9 @@ def amin_eigen(
     from scipy.linalg import eigh
 
     share = eigenvalue_share
-    X, units = take_units(X, privacy_unit, max_rows, "X")
-    X = _checked_X(X, clip)
-    d = X.shape[1]
+    rows = bound_matrix(X, privacy_unit, max_rows, clip=clip, rng=rng)  # read once, bounded per unit
+    d = rows.arrays[0].shape[1]
     r = d if rank is None else check_int(rank, "rank", low=1, high=d)
-    rows = bound_checked((X,), units, rng, check=None if clip else row_norm_violations)
     X, rows_bound, m = rows.arrays[0], rows.rows_bound, rows.max_rows
     A = float_gram(X, rows_bound)
     values, vectors = eigh(A)
@@ -334,7 +324,8 @@ def _amin(
     accountant: Accountant | None = None,
 ) -> np.ndarray:
     """Amin et al.'s estimate of XᵀX; with ``norm_bound`` (a public R or ``"private"``) the rows are divided by the
-    bound first (:func:`dpstats.preprocessing.to_unit_rows`) and the estimate multiplied by R² (post-processing)."""
+    bound first (:func:`dpstats.preprocessing.to_unit_rows`) and the estimate multiplied by R² (post-processing).
+    Every argument was checked by :func:`covariance`: the rows are read once and handed on."""
     rows = to_unit_rows(
         X,
         norm_bound,
@@ -346,15 +337,14 @@ def _amin(
         rng=rng,
         accountant=accountant,
     )
-    values, vectors = amin_eigen(
-        rows.X,
+    values, vectors = amin_eigen.unchecked(
+        rows.rows,
         rows.epsilon,
+        0.0,
         rank=rank,
         split=split,
         eigenvalue_share=eigenvalue_share,
         clip=rows.clip,
-        privacy_unit=rows.privacy_unit,
-        max_rows=max_rows,
         rng=rng,
         accountant=rows.accountant,
     )
@@ -482,7 +472,10 @@ def covariance(
             takers = [m for m, names in OPTIONS.items() if option in names]
             where = f"an option of method={' or '.join(map(repr, takers))}" if takers else "not an option of covariance"
             raise ParameterError(f"{option} is {where}; method={method!r} takes {', '.join(OPTIONS[method])}")
+    declared = {"amin": amin_eigen, "dong": covariance_dong}[method].declaration.parameters
+    constraints = {**declared, **covariance_dong.declaration.parameters}  # norm_bound, radius_share: both methods
+    options = {k: constraints[k].check(v, k) if constraints[k].checks else v for k, v in options.items()}  # once
     common = {"clip": clip, "privacy_unit": privacy_unit, "max_rows": max_rows, "rng": rng, "accountant": accountant}
     if method in PURE_METHODS:
-        return METHODS[method](X, epsilon, **common, **options)
-    return METHODS[method](X, epsilon, delta=delta, **common, **options)
+        return _amin(X, epsilon, **common, **options)
+    return covariance_dong.unchecked(X, epsilon, delta, **common, **options)

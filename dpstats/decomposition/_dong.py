@@ -98,7 +98,7 @@ from .._constraints import (
     Real,
     privacy,
 )
-from .._engine import as_array, bound_checked, check_row_norms, float_gram, grid_gram, reduce_rows, take_units
+from .._engine import bound_matrix, check_row_norms, float_gram, grid_gram, read_matrix, reduce_rows
 from .._engine.tables import named_rows
 from .._kernels.blocks import block_rows
 from .._kernels.gram import norm_bound_squared, symmetric_from_upper
@@ -108,11 +108,11 @@ from .._registry import declare
 from .._release import calibrate, charge
 from .._rounding import ORTHONORMAL_MARGIN, UNIT_ROUNDOFF, gamma
 from .._trace import draw, observe
-from .._validation import check_columns, check_int
+from .._validation import check_int
 from ..accounting import DEFAULT_DELTA, Accountant
 from ..accounting.events import PureDP, composed_gaussian
 from ..accounting.zcdp import zcdp_epsilon
-from ..exceptions import DataValidationError, ParameterError
+from ..exceptions import ParameterError
 from ..noise.exact import discrete_laplace
 from ..noise.release import GRID_BITS, Noise, Statistic, grid_for
 from ..preprocessing import RADIUS_SHARE, to_unit_rows
@@ -389,23 +389,18 @@ def _separate(gram: _Gram, d: int, plan: _Plan, eigenvalues: str, rng) -> tuple[
     return plan.values.apply(Statistic(statistic), rng), vectors
 
 
-def _release(X, epsilon, delta, algorithm, eigenvalues, clip, privacy_unit, max_rows, rng, accountant, noise):
+def _estimate(data, epsilon, delta, algorithm, eigenvalues, clip, rng, accountant, noise):
     """The mechanism (module docstring): (noisy eigenvalues, orthonormal eigenvectors, radius², rows bound) of the
-    estimate of XᵀX for rows of norm <= 1; every parameter checked at the entry point (declared)."""
+    estimate of XᵀX for rows of norm <= 1; every parameter checked at the entry point (declared), the rows read
+    there (``data``: a :class:`dpstats._engine.Matrix`)."""
     if eigenvalues == "spectrum" and noise != "float":
         raise ParameterError(
             "eigenvalues='spectrum' (the paper's noisy eigenvalues of XᵀX) has no proven floating-point error "
             "bound; it is offered with noise='float' only, to reproduce the paper. The default 'rayleigh' is exact"
         )
-    X, units = take_units(X, privacy_unit, max_rows, "X")
-    X = as_array(X, "X", ndim=(2,))
-    d = X.shape[1]
-    if d < 1:
-        raise DataValidationError(f"X must have at least one column; got shape {X.shape}")
-    if clip:
-        X = check_row_norms(X, "X", clip=True)
-    rows = bound_checked((X,), units, rng, check=None if clip else row_norm_violations)
+    rows = bound_matrix(data, clip=clip, rng=rng)
     X, rows_bound, m = rows.arrays[0], rows.rows_bound, rows.max_rows
+    d = X.shape[1]
     from .._kernels.gram import grid_gram_slack
 
     grid = grid_for(math.sqrt(2.0) * m * norm_bound_squared(d) / math.sqrt(_upper_size(d)), GRID_BITS)
@@ -571,18 +566,8 @@ def covariance_dong(
         rng=rng,
         accountant=accountant,
     )
-    values, vectors, scale, rows_bound = _release(
-        rows.X,
-        rows.epsilon,
-        delta,
-        algorithm,
-        eigenvalues,
-        rows.clip,
-        rows.privacy_unit,
-        max_rows,
-        rng,
-        rows.accountant,
-        noise,
+    values, vectors, scale, rows_bound = _estimate(
+        rows.rows, rows.epsilon, delta, algorithm, eigenvalues, rows.clip, rng, rows.accountant, noise
     )
     values = np.clip(values, 0.0, rows_bound * norm_bound_squared(vectors.shape[0]))
     estimate = (vectors * values) @ vectors.T
@@ -649,9 +634,8 @@ def pca_dong(
     >>> pca_dong(X, 2, 1.0, 1e-6, rng=0).shape
     (6, 2)
     """
-    k = check_int(k, "k", low=1, high=check_columns(as_array(X, "X", ndim=(2,))).shape[1])
-    values, vectors, _, _ = _release(
-        X, epsilon, delta, algorithm, eigenvalues, clip, privacy_unit, max_rows, rng, accountant, noise
-    )
+    data = read_matrix(X, privacy_unit, max_rows)  # read once (a Matrix from pca passes as it is)
+    k = check_int(k, "k", low=1, high=data.X.shape[1])
+    values, vectors, _, _ = _estimate(data, epsilon, delta, algorithm, eigenvalues, clip, rng, accountant, noise)
     order = np.argsort(-values, kind="stable")[:k]
     return np.ascontiguousarray(vectors[:, order])

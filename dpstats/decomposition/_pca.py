@@ -78,15 +78,14 @@ from .._constraints import (
     Real,
     privacy,
 )
-from .._engine import as_array, bound_checked, check_row_norms, float_gram, grid_gram, take_units
+from .._engine import Bounded, bound_matrix, check_row_norms, float_gram, grid_gram, read_matrix
 from .._engine.tables import named_rows
 from .._kernels.gram import float_gram_error, norm_bound_squared, symmetric_from_upper
-from .._kernels.rows import row_norm_violations
 from .._registry import declare, outer
 from .._release import calibrate, charge
 from .._rounding import ORTHONORMAL_MARGIN, gamma
 from .._trace import draw, observe
-from .._validation import check_array, check_columns, check_finite, check_flag, check_int
+from .._validation import check_array, check_finite, check_flag, check_int
 from ..accounting import DEFAULT_DELTA, Accountant, split_epsilon
 from ..accounting.events import Exponential
 from ..exceptions import DataValidationError, NotPrivateWarning, ParameterError
@@ -94,6 +93,7 @@ from ..noise.release import GRID_BITS, Statistic, grid_for
 from ..preprocessing import RADIUS_SHARE, to_unit_rows
 from ._bingham import OUTPUT_BITS, bingham_scale, check_certifiable, on_output_grid, score_sensitivity
 from ._covariance import amin_eigen
+from ._dong import pca_dong
 from ._previews import pca_ag_preview
 
 __all__ = ["pca", "pca_ag", "pca_ppca", "pca_ppm", "pca_sn", "second_moment", "top_components"]
@@ -158,12 +158,17 @@ def second_moment(X, *, clip: bool = False) -> np.ndarray:
     numpy.ndarray, shape (d, d)
         ``Xᵀ X`` (symmetric, not divided by n).
     """
-    return float_gram(_checked_X(X, clip))
+    data = read_matrix(X)
+    return float_gram(check_row_norms(data.X, data.name, clip=True) if check_flag(clip, "clip") else data.X)
 
 
-def _checked_X(X, clip: bool) -> np.ndarray:
-    X = check_columns(as_array(X, "X", ndim=(2,)))
-    return check_row_norms(X, "X", clip=True) if check_flag(clip, "clip") else X
+def bounded_rows(X, privacy_unit, max_rows, clip: bool, rng, *, k=None) -> Bounded:
+    """The rows a PCA release reads (:func:`dpstats._engine.bound_matrix`: read once, clipped or checked, bounded
+    per unit), and ``k`` checked against their columns (before anything is charged)."""
+    rows = bound_matrix(X, privacy_unit, max_rows, clip=clip, rng=rng)
+    if k is not None:
+        _check_k(k, rows.arrays[0].shape[1])
+    return rows
 
 
 def _check_k(k, d: int) -> int:
@@ -330,8 +335,7 @@ def pca_ag(
     >>> A_hat = dps.pca_ag(X, 1.0, 1e-5, rng=0)
     >>> V = dps.top_components(A_hat, 2)
     """
-    X, units = take_units(X, privacy_unit, max_rows, "X")
-    rows = bound_checked((_checked_X(X, clip),), units, rng, check=None if clip else row_norm_violations)
+    rows = bounded_rows(X, privacy_unit, max_rows, clip, rng)
     X, rows_bound, m = rows.arrays[0], rows.rows_bound, rows.max_rows
     d = X.shape[1]
     sensitivity = math.sqrt(2.0) * m * norm_bound_squared(d)
@@ -620,10 +624,7 @@ def pca_ppm(
     >>> V.shape
     (6, 2)
     """
-    X, units = take_units(X, privacy_unit, max_rows, "X")
-    X = _checked_X(X, clip)
-    k = _check_k(k, X.shape[1])
-    rows = bound_checked((X,), units, rng, check=None if clip else row_norm_violations)
+    rows = bounded_rows(X, privacy_unit, max_rows, clip, rng, k=k)
     X, rows_bound, m = rows.arrays[0], rows.rows_bound, rows.max_rows
     d = X.shape[1]
     L = default_n_iter(d, k) if n_iter is None else _check_n_iter(n_iter)
@@ -789,10 +790,7 @@ def pca_ppca(
     if sampler == "sequential" and n_sweeps is not None:
         raise ParameterError("n_sweeps applies only to sampler='gibbs'")
     n_sweeps = DEFAULT_SWEEPS if n_sweeps is None else n_sweeps
-    X, units = take_units(X, privacy_unit, max_rows, "X")
-    X = _checked_X(X, clip)
-    k = _check_k(k, X.shape[1])
-    rows = bound_checked((X,), units, rng, check=None if clip else row_norm_violations)
+    rows = bounded_rows(X, privacy_unit, max_rows, clip, rng, k=k)
     X, rows_bound, m = rows.arrays[0], rows.rows_bound, rows.max_rows
     d = X.shape[1]
     sensitivity = score_sensitivity(rows_bound, d, m)
@@ -930,45 +928,35 @@ def pca(
     >>> import dpstats as dps
     >>> X = np.random.default_rng(0).uniform(-0.5, 0.5, (500, 5)) / 3
     >>> V = dps.pca(X, 2, epsilon=1.0, rng=0)
-    >>> [dps.pca(X, 2, mechanism=m, epsilon=1.0, delta=1e-6, rng=0).shape for m in ("ag", "ppm", "ppca", "dong")]
+    >>> [dps.pca(X, 2, mechanism=m, epsilon=1.0, rng=0).shape for m in ("ag", "ppm", "ppca", "dong")]
     [(5, 2), (5, 2), (5, 2), (5, 2)]
     >>> raw = np.random.default_rng(1).normal(0, 40, (5000, 5))  # norms far above 1, bound unknown
     >>> dps.pca(raw, 2, epsilon=1.0, norm_bound="private", rng=0).shape
     (5, 2)
     """
     _check_options(mechanism, options)
-    X = check_columns(as_array(X, "X", ndim=(2,)))
-    _check_k(k, X.shape[1])  # before any budget is charged
     if mechanism == "sn" and norm_bound == "private":
         raise ParameterError("mechanism='sn' is not differentially private: a private norm bound is pointless")
+    release = {"ag": pca_ag, "sn": pca_sn, "ppm": pca_ppm, "ppca": pca_ppca, "amin": amin_eigen, "dong": pca_dong}
+    options = release[mechanism].declaration.checked(options)  # the mechanism's options, checked by its declaration
+    data = read_matrix(X, options.pop("privacy_unit", None), options.pop("max_rows", None))  # read once
+    _check_k(k, data.X.shape[1])  # before any budget is charged
     rows = to_unit_rows(
-        X,
+        data,
         norm_bound,
         epsilon,
         radius_share=radius_share,
         clip=options.pop("clip", False),
-        privacy_unit=options.pop("privacy_unit", None),
-        max_rows=options.get("max_rows"),
         rng=rng,
         accountant=accountant,
     )
-    X, epsilon, accountant = rows.X, rows.epsilon, rows.accountant
-    options.update(clip=rows.clip)
-    if rows.privacy_unit is not None:
-        options["privacy_unit"] = rows.privacy_unit
-    if mechanism == "ppca":
-        return pca_ppca(X, k, epsilon, rng=rng, accountant=accountant, **options)
+    run = release[mechanism].unchecked  # every argument is checked and the rows are read: the bodies trust them
+    common = {"rng": rng, "accountant": rows.accountant, "clip": rows.clip, **options}
     if mechanism == "amin":
-        return amin_eigen(X, epsilon, rank=k, rng=rng, accountant=accountant, **options)[1]
-    if mechanism == "ppm":
-        return pca_ppm(X, k, epsilon, delta, rng=rng, accountant=accountant, **options)
-    if mechanism == "dong":
-        from ._dong import pca_dong
-
-        return pca_dong(X, k, epsilon, delta, rng=rng, accountant=accountant, **options)
-    if mechanism == "sn":
-        return top_components(pca_sn(X, epsilon, rng=rng, accountant=accountant, **options), k)
-    return top_components(pca_ag(X, epsilon, delta, rng=rng, accountant=accountant, **options), k)
+        return run(rows.rows, rows.epsilon, 0.0, rank=k, **common)[1]
+    if mechanism in ("ppca", "ppm", "dong"):
+        return run(rows.rows, k, rows.epsilon, delta, **common)
+    return top_components(run(rows.rows, rows.epsilon, delta, **common), k)
 
 
 def _check_options(mechanism: str, options: dict) -> None:

@@ -6,6 +6,7 @@ import math
 
 from .._kernels.gram import norm_bound_squared
 from .._release import Preview, planned_preview, public_count
+from ..accounting import Relation
 
 __all__ = ["pca_ag_preview"]
 
@@ -18,5 +19,5 @@ def pca_ag_preview(epsilon, delta, *, d=None, max_rows=None) -> Preview:
     entries = d * (d + 1) // 2
     sensitivity = math.sqrt(2.0) * m * norm_bound_squared(d)
     per = [sensitivity / math.sqrt(entries)] * entries  # L2 of the per-entry values: the release's sensitivity
-    units, relation = "Gram units (entries of XᵀX)", "row" if max_rows is None else "unit"
+    units, relation = "Gram units (entries of XᵀX)", Relation.ROW if max_rows is None else Relation.UNIT
     return planned_preview("pca_ag", epsilon, delta, per, units=units, changed=entries, relation=relation)

@@ -105,7 +105,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._engine import Units, as_array, bounded_sums, key_table, relation_of, take_units
+from .._engine import Units, as_array, bounded_sums, key_table, take_units
 from .._engine.kinds import is_frame, is_lazy, library
 from .._engine.tables import TableSource, check_categories, check_weights, from_table
 from .._engine.units import by_index, identifiers
@@ -114,6 +114,7 @@ from .._kernels.groups import GroupSpec, KeyTable
 from .._release import Planned, charge_plans, plan, split_budget
 from .._rounding import l1_up, l2_up
 from .._validation import check_bounds
+from ..accounting import Relation
 from ..exceptions import DataValidationError, OutOfBoundsError, ParameterError
 from ..noise.release import Statistic
 from ..noise.selection import MAX_GROUPS, Selection, calibrate_selection
@@ -323,7 +324,7 @@ def prepare(
     if rows < 1:
         raise DataValidationError("x must hold at least one record; got none")
     if units is not None:
-        units = units.aligned(rows, lazy=is_lazy(keys) or is_lazy(array))
+        units = units.aligned(rows)
     grouping = Grouping(
         kind, keys, key_name, array, table, units, max_groups, categories, None, False, polars, key_label
     )
@@ -562,7 +563,7 @@ def grouped(
         note="; ".join(notes),
         events=() if chosen is None else (chosen.event,),
         statements=() if chosen is None else (chosen.statement(),),
-        relation=relation_of(grouping.units),
+        relation=Relation.of(grouping.units is not None),
     )
     index, counts = selected(grouping, chosen, table, rng)
     noisy = {piece: _apply(group, index, rng) for piece, group in plans.items()}

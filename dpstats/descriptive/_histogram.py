@@ -20,13 +20,13 @@ from fractions import Fraction
 import numpy as np
 
 from .._constraints import NOISE, UNITS, Checked, Data, Flag, Integer, grouping, privacy
-from .._engine import as_array, bin_counts, bound_rows, engine_of, relation_of, take_units
+from .._engine import as_array, bin_counts, bound_rows, take_units
 from .._engine.kinds import is_frame, library
 from .._engine.tables import check_categories, from_table, labels
 from .._registry import declare
 from .._release import plan, release
-from .._validation import check_bounds
-from ..accounting import Accountant
+from .._validation import check_bounds, warn_caller
+from ..accounting import Accountant, Relation
 from ..exceptions import DataValidationError, OutOfBoundsError, ParameterError
 from ..noise.release import Statistic
 from ..noise.selection import MAX_GROUPS
@@ -144,9 +144,12 @@ def histogram(
         The ``bins + 1`` public edges, or the categories (with ``other`` last
         when given).
 
-    With unknown keys the result is one object, not a pair: a pandas Series of
-    the noisy counts named "count", indexed by the selected keys in sorted
-    order (named like ``x``); a polars DataFrame (keys, "count") for polars.
+    With unknown keys the result is, for this release only, one object, not a
+    pair: a pandas Series of the noisy counts named "count", indexed by the
+    selected keys in sorted order (named like ``x``); a polars DataFrame (keys,
+    "count") for polars. It warns (:class:`DeprecationWarning`): in the next
+    release it will be ``(counts, keys)``, as the other forms are pairs; for a
+    Series, :func:`dpstats.count` with ``by=x`` releases the same counts.
 
     References
     ----------
@@ -198,7 +201,7 @@ def histogram(
         raise DataValidationError("x must hold at least one record; got an empty array")
     counts = bin_counts(x, bins, float(lower), float(upper), clip=clip)  # every record checked
     if units is not None:
-        kept = bound_rows((x,), units.aligned(x.shape[0], lazy=engine_of(x).LAZY), rng)
+        kept = bound_rows((x,), units.aligned(x.shape[0]), rng)
         counts = bin_counts(kept.arrays[0], bins, float(lower), float(upper), clip=clip)
         units = kept
     edges = np.histogram_bin_edges(np.empty(0), bins=bins, range=(float(lower), float(upper)))
@@ -210,8 +213,10 @@ def _count_release(counts: np.ndarray, epsilon: float, delta: float, units, rng,
     m = 1 if units is None else units.max_rows
     statistic = Statistic(np.asarray(counts, dtype=np.int64), Fraction(1))
     planned = plan(statistic, [m, m], epsilon, delta, noise=noise, changed=min(counts.size, 2 * m), units="counts")
-    note = "" if units is None else f"privacy unit: {units.units} units (public), at most {m} records each"
-    return release("histogram", [planned], rng=rng, accountant=accountant, note=note, relation=relation_of(units))[0]
+    note = "" if units is None else units.note().removesuffix("; ")
+    return release(
+        "histogram", [planned], rng=rng, accountant=accountant, note=note, relation=Relation.of(units is not None)
+    )[0]
 
 
 def _categorical(x, epsilon: float, delta: float, categories: list, other, units, rng, accountant, noise: str):
@@ -230,7 +235,7 @@ def _categorical(x, epsilon: float, delta: float, categories: list, other, units
         codes = np.where(outside, len(categories), codes)
     names = categories if other is None else [*categories, other]
     if units is not None:
-        units = bound_rows((codes,), units.aligned(codes.size, lazy=False), rng)
+        units = bound_rows((codes,), units.aligned(codes.size), rng)
         codes = units.arrays[0]
     counts = np.bincount(codes, minlength=len(names))
     noisy = _count_release(counts, epsilon, delta, units, rng, accountant, noise)
@@ -282,6 +287,12 @@ def _keyed(x, epsilon, delta, categories, max_groups, selection, privacy_unit, m
         mechanism="histogram",
     )
     if categories is None:
+        warn_caller(
+            "histogram of keys selected privately returns a Series of counts, unlike its other forms, which return "
+            "(counts, edges or categories); in the next release it will return (counts, keys) as they do. For a "
+            "Series, call dps.count(x, epsilon, delta, by=x): the same counts",
+            DeprecationWarning,
+        )
         return counts
     names = list(categories)
     if library(x) == "polars":

@@ -81,13 +81,13 @@ from functools import partial
 import numpy as np
 
 from .._constraints import BOUNDS, NOISE, UNITS, Checked, Data, Flag, grouping, privacy
-from .._engine import Bounded, as_array, bound_rows, bounded_sums, engine_of, relation_of, take_units
+from .._engine import Bounded, as_array, bound_rows, bounded_sums, engine_of, take_units
 from .._engine.tables import TableSource, from_table
 from .._kernels.fixed_point import BoundedSums
 from .._registry import declare
 from .._release import plan, release, split_budget, unit_ratio_statements
 from .._validation import check_bounds
-from ..accounting import Accountant
+from ..accounting import Accountant, Relation
 from ..exceptions import DataValidationError, ParameterError
 from ..noise.release import Statistic
 from ..noise.selection import MAX_GROUPS
@@ -150,7 +150,7 @@ def _records(x, bounds, axis, clip: bool, *, squares: bool, privacy_unit, max_ro
     axis = None if x.ndim == 1 else axis
     if units is None:
         return _Records(bounded_sums(x, lower, upper, axis=axis, clip=clip, squares=squares), table, None)
-    units = units.aligned(n, lazy=engine_of(x).LAZY)
+    units = units.aligned(n)
     bounded_sums(x, lower, upper, axis=axis, clip=clip, squares=False)  # every record checked, kept or not
     records = x if axis in (None, 0) else np.moveaxis(x, axis, 0)
     kept = bound_rows((records,), units, rng)
@@ -375,7 +375,7 @@ def mean(
     planned = plan(
         Statistic(sums.sums, unit), per_coordinate, epsilon, delta, noise=noise, weights=weights, table=table
     )
-    return _named(release("mean", [planned], rng=rng, accountant=accountant, relation="row")[0], table)
+    return _named(release("mean", [planned], rng=rng, accountant=accountant, relation=Relation.ROW)[0], table)
 
 
 def _named(values, table):
@@ -450,17 +450,12 @@ def _unit_mean(rec: _Records, epsilon: float, delta: float, weights, rng, accoun
         plans,
         rng=rng,
         accountant=accountant,
-        note=_unit_note(rec.units, released),
-        relation="unit",
+        note=f"{rec.units.note()}{released}",
+        relation=Relation.UNIT,
         reported=reported,
     )
     count = max(noisy[1], units) if m > 1 else units
     return _shaped(stats.midpoint + np.asarray(noisy[0]) / count)
-
-
-def _unit_note(units: Bounded, released: str) -> str:
-    """The ledger note of a unit-level release (public values only: N, m and what was released)."""
-    return f"privacy unit: {units.units} units (public), at most {units.max_rows} records each; {released}"
 
 
 def _shaped(values):
@@ -596,7 +591,7 @@ def variance(
         table=table,
         units="squared data units",
     )
-    return _named(release("variance", [planned], rng=rng, accountant=accountant, relation="row")[0], table)
+    return _named(release("variance", [planned], rng=rng, accountant=accountant, relation=Relation.ROW)[0], table)
 
 
 def _unit_variance(rec: _Records, epsilon: float, delta: float, weights, rng, accountant, noise: str):
@@ -632,8 +627,8 @@ def _unit_variance(rec: _Records, epsilon: float, delta: float, weights, rng, ac
         plans,
         rng=rng,
         accountant=accountant,
-        note=_unit_note(rec.units, released),
-        relation="unit",
+        note=f"{rec.units.note()}{released}",
+        relation=Relation.UNIT,
         reported=reported,
     )
     count = max(noisy[2], units) if m > 1 else units
@@ -733,8 +728,8 @@ def sum(  # noqa: A001 (dps.sum, as numpy.sum)
     planned = plan(
         Statistic(sums.sums, sums.unit), per_coordinate, epsilon, delta, noise=noise, weights=weights, table=table
     )
-    note = "" if rec.units is None else _unit_note(rec.units, "sum")
-    relation = relation_of(rec.units)
+    note = "" if rec.units is None else f"{rec.units.note()}sum"
+    relation = Relation.of(rec.units is not None)
     return _named(release("sum", [planned], rng=rng, accountant=accountant, note=note, relation=relation)[0], table)
 
 
@@ -823,13 +818,13 @@ def count(
     rows = _rows(x)
     if units is None:
         return float(rows)
-    units = units.aligned(rows, lazy=engine_of(units.ids).LAZY)
+    units = units.aligned(rows)
     kept, distinct = engine_of(units.ids).bounded_row_count(units)
     if units.max_rows == 1:
         return float(distinct)
     planned = plan(Statistic(kept, Fraction(1)), [units.max_rows - 1], epsilon, delta, noise=noise, units="rows")
-    note = _unit_note(Bounded((), distinct, units.max_rows), "record count")
-    return float(release("count", [planned], rng=rng, accountant=accountant, note=note, relation="unit")[0])
+    note = f"{Bounded((), distinct, units.max_rows).note()}record count"
+    return float(release("count", [planned], rng=rng, accountant=accountant, note=note, relation=Relation.UNIT)[0])
 
 
 def _rows(x) -> int:

@@ -8,9 +8,9 @@ import math
 import numpy as np
 
 from .._constraints import UNITS, Checked, Data, Real, privacy
-from .._engine import as_array, take_units
+from .._engine import read_matrix
 from .._registry import declare
-from .._validation import check_bounds, check_columns, check_finite
+from .._validation import check_bounds, check_finite
 from ..accounting import Accountant
 from ..exceptions import ParameterError
 from ._quantiles import quantile
@@ -111,15 +111,15 @@ def private_norm_bound(
     lower, upper = check_bounds(bounds, "bounds")
     if lower.ndim or upper.ndim or lower <= 0:
         raise ParameterError(f"bounds must be a pair of scalars 0 < lower < upper; got {bounds!r}")
-    X, units = take_units(X, privacy_unit, max_rows, "X")
-    X = check_columns(as_array(X, "X", ndim=(2,)))
+    data = read_matrix(X, privacy_unit, max_rows)  # read once (a Matrix from an entry point passes as it is)
+    X, units = data.X, data.units
     squares = np.asarray((X * X).sum(axis=1))
     if not np.isfinite(squares).all():
         check_finite(np.asarray(X), "X")
     with np.errstate(divide="ignore"):
         logs = np.clip(0.5 * np.log2(squares), -1e300, 1e300)  # zero rows, overflowing squares: clipped below
-    unit = {} if units is None else {"privacy_unit": units.ids, "max_rows": units.max_rows}
-    level = quantile.__wrapped__(  # every parameter checked at this release's entry point
+    unit = {} if units is None else {"privacy_unit": units}  # the units read above, handed on as they are
+    level = quantile.unchecked(  # every parameter checked at this release's entry point
         logs,
         q,
         epsilon,

@@ -14,6 +14,7 @@ import numpy as np
 
 from .._release import Preview, plan, planned_preview, previewed, public_count, split_budget, unit_ratio_statements
 from .._validation import check_bounds
+from ..accounting import Relation
 from ..exceptions import ParameterError
 from ..noise.release import Statistic
 
@@ -49,7 +50,7 @@ def mean_preview(epsilon, delta, *, shares, bounds=None, n=None, units=None, max
     size, m = _size(n, units, max_rows)
     _, _, width = _widths(bounds)
     if m is None:
-        return planned_preview("mean", epsilon, delta, width / size, units="data units", relation="row")
+        return planned_preview("mean", epsilon, delta, width / size, units="data units", relation=Relation.ROW)
     shares = split_budget(epsilon, delta, shares) if m > 1 else [(epsilon, delta)]
     plans = [plan(Statistic(np.zeros(width.shape, np.int64)), m * width, *shares[0], noise="exact", units="")]
     if m > 1:
@@ -66,7 +67,7 @@ def variance_preview(epsilon, delta, *, shares, bounds=None, n=None, units=None,
         if size < 2:
             raise ParameterError(f"n must be >= 2 for a variance; got {n!r}")
         per = (size - 1) * width**2 / size**2
-        return planned_preview("variance", epsilon, delta, per, units="squared data units", relation="row")
+        return planned_preview("variance", epsilon, delta, per, units="squared data units", relation=Relation.ROW)
     shares = split_budget(epsilon, delta, shares if m > 1 else shares[:2])
     zeros = Statistic(np.zeros(width.shape, np.int64))
     plans = [
@@ -79,14 +80,14 @@ def variance_preview(epsilon, delta, *, shares, bounds=None, n=None, units=None,
 
 
 def _ratio(name, epsilon, delta, plans, size, width, *, variance) -> Preview:
-    return previewed(name, plans, unit_ratio_statements(plans, size, width, variance=variance), relation="unit")
+    return previewed(name, plans, unit_ratio_statements(plans, size, width, variance=variance), relation=Relation.UNIT)
 
 
 def sum_preview(epsilon, delta, *, bounds=None, n=None, units=None, max_rows=None) -> Preview:
     """dps.sum: hi − lo per coordinate; with a unit, max(hi, m·hi) − min(lo, m·lo)."""
     _, m = _size(n, units, max_rows)
     lower, upper, _ = _widths(bounds)
-    relation, m = ("row", 1) if m is None else ("unit", m)
+    relation, m = (Relation.ROW, 1) if m is None else (Relation.UNIT, m)
     per = np.ravel(np.where(upper > 0, m * upper, upper) - np.where(lower < 0, m * lower, lower))
     return planned_preview("sum", epsilon, delta, per, units="data units", relation=relation)
 
@@ -95,7 +96,7 @@ def count_preview(epsilon, delta, *, n=None, units=None, max_rows=None) -> Previ
     """dps.count: without a unit (or with max_rows=1) the count is public and returned exactly, nothing charged;
     with a unit, the kept rows with noise of sensitivity m − 1."""
     _, m = _size(n, units, max_rows)
-    relation = "row" if m is None else "unit"
+    relation = Relation.ROW if m is None else Relation.UNIT
     if m is None or m == 1:
         note = "the count is public here: returned exactly, nothing charged"
         return Preview("count", 0.0, 0.0, note=note, relation=relation)
@@ -108,7 +109,7 @@ def histogram_preview(epsilon, delta, *, bins=None, categories=None, units=None,
     if (bins is None) == (categories is None):
         raise ParameterError("give bins (public bins) or categories (public keys), as the call will")
     cells = int(bins) if bins is not None else len(categories)
-    relation, m = ("row", 1) if units is None else ("unit", _size(None, units, max_rows)[1])
+    relation, m = (Relation.ROW, 1) if units is None else (Relation.UNIT, _size(None, units, max_rows)[1])
     per = [m, m]
     return planned_preview(
         "histogram", epsilon, delta, per, units="counts", changed=min(cells, 2 * m), relation=relation, unit=Fraction(1)

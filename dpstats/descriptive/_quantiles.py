@@ -99,14 +99,14 @@ from fractions import Fraction
 import numpy as np
 
 from .._constraints import BOUNDS, UNITS, Checked, Data, Flag, Integer, Options, grouping, privacy
-from .._engine import bound_rows, bounded_sums, relation_of, take_units
+from .._engine import bound_rows, bounded_sums, take_units
 from .._engine.kinds import is_frame
 from .._engine.tables import from_table
 from .._registry import declare
 from .._release import charge, charge_plans
 from .._trace import draw, observe
 from .._validation import check_array, check_bounds, check_finite, check_real_array
-from ..accounting import Accountant, split_epsilon
+from ..accounting import Accountant, Relation, split_epsilon
 from ..accounting.events import Exponential
 from ..exceptions import DataValidationError, OutOfBoundsError, ParameterError
 from ..noise.exponential import sample_runs
@@ -473,7 +473,9 @@ def quantile(
         return _per_column(x, table, levels, scalar, epsilon, bounds, clip, grid_size, scale, units, rng, accountant)
     grid = _check_grid(bounds, "bounds", grid_size, scale)
     cells, m = _kept_cells(check_array(x, "x", ndim=(1,)), grid, clip, units, rng)
-    values = grid.values(_indices_of_cells(cells, levels, epsilon, grid, rng, accountant, m, relation_of(units)))
+    values = grid.values(
+        _indices_of_cells(cells, levels, epsilon, grid, rng, accountant, m, Relation.of(units is not None))
+    )
     if scalar:
         return float(values[0])
     return values if table is None else table.indexed(values, levels.tolist())
@@ -508,7 +510,14 @@ def _per_column(x, table, levels, scalar, epsilon, bounds, clip, grid_size, scal
         [
             grids[j].values(
                 _indices_of_cells(
-                    grids[j].cells(values[:, j], clip), levels, share, grids[j], rng, accountant, m, relation_of(units)
+                    grids[j].cells(values[:, j], clip),
+                    levels,
+                    share,
+                    grids[j],
+                    rng,
+                    accountant,
+                    m,
+                    Relation.of(units is not None),
                 )
             )
             for j in range(d)
@@ -709,10 +718,10 @@ def private_bounds(
     if table is None or table.columns is None:
         grid = _check_grid(range, "range", grid_size, scale)
         column = check_array(values, "x", ndim=(1,))
-        units = None if units is None else units.aligned(column.shape[0], lazy=False)
+        units = None if units is None else units.aligned(column.shape[0])
         grid.check(column, clip, "range")  # every record, before anything is charged
         column, m = _kept_rows(column, units, rng)
-        return _bounds_of_column(column, epsilon, grid, levels, m, relation_of(units), rng, accountant)
+        return _bounds_of_column(column, epsilon, grid, levels, m, Relation.of(units is not None), rng, accountant)
     d = len(table.columns)
     if isinstance(range, Mapping):
         lows, highs = table.per_column(range, "range", pair=True)
@@ -724,13 +733,15 @@ def private_bounds(
         grids = [_check_grid(range, "range", grid_size, scale)] * d
     # every column is checked before any charge; with a unit, one choice of records for every column
     values = check_array(values, "x", ndim=(2,))
-    units = None if units is None else units.aligned(values.shape[0], lazy=False)
+    units = None if units is None else units.aligned(values.shape[0])
     for i, column in enumerate(table.columns):
         grids[i].check(values[:, i], clip, "range", f"x[{column!r}]")
     values, m = _kept_rows(values, units, rng)
     share = split_epsilon(epsilon, d)
     return {
-        column: _bounds_of_column(values[:, i], share, grids[i], levels, m, relation_of(units), rng, accountant)
+        column: _bounds_of_column(
+            values[:, i], share, grids[i], levels, m, Relation.of(units is not None), rng, accountant
+        )
         for i, column in enumerate(table.columns)
     }
 
@@ -739,7 +750,7 @@ def _kept_rows(values: np.ndarray, units, rng) -> tuple[np.ndarray, int]:
     """The rows (records) of ``values`` each unit keeps, and m (all rows, and 1, without a privacy unit)."""
     if units is None:
         return values, 1
-    kept = bound_rows((values,), units.aligned(values.shape[0], lazy=False), rng)
+    kept = bound_rows((values,), units.aligned(values.shape[0]), rng)
     return kept.arrays[0], kept.max_rows
 
 
@@ -804,7 +815,7 @@ def _grouped(
         note="; ".join(notes),
         events=([] if chosen is None else [chosen.event]) + [Exponential(budget)],
         statements=() if chosen is None else (chosen.statement(),),
-        relation=relation_of(grouping.units),
+        relation=Relation.of(grouping.units is not None),
     )
     index, _ = selected(grouping, chosen, table, rng)
     where = public_index(grouping, table)[index] if grouping.categories is not None else index
