@@ -54,18 +54,32 @@ autodoc_default_options = {"members": False}
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 
-# MathJax from the jupyter-server-mathjax wheel (the site works offline; no CDN).
+# MathJax 2 from the jupyter-server-mathjax wheel (the site works offline; no CDN). MyST marks the top section of
+# every Markdown page and notebook "tex2jax_ignore mathjax_ignore" and gives each formula the class "math", then
+# writes the classes to process as a MathJax 3 option, which MathJax 2 never reads: without tex2jax's own
+# processClass every formula of a notebook page stayed raw TeX. So MathJax 2 is told the same classes here, and
+# the dead MathJax 3 option is dropped (see setup below).
 mathjax_path = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"
 mathjax3_config = None
+myst_mathjax_classes = "tex2jax_process|mathjax_process|math|output_area"
 mathjax2_config = {
     "tex2jax": {
         "inlineMath": [["\\(", "\\)"]],
         "displayMath": [["\\[", "\\]"]],
         "processRefs": False,
         "processEnvironments": False,
+        "ignoreClass": "tex2jax_ignore|mathjax_ignore",
+        "processClass": myst_mathjax_classes,
     },
-    # the wheel ships the STIX-Web fonts only (as Jupyter configures it)
-    "HTML-CSS": {"availableFonts": ["STIX-Web"], "preferredFont": "STIX-Web", "webFont": "STIX-Web", "imageFont": None},
+    # the wheel ships the STIX-Web fonts only (as Jupyter configures it). MathJax 2 declares a placeholder font
+    # at url('about:blank'), which Chromium refuses with a console error: it is looked up locally instead.
+    "HTML-CSS": {
+        "availableFonts": ["STIX-Web"],
+        "preferredFont": "STIX-Web",
+        "webFont": "STIX-Web",
+        "imageFont": None,
+        "styles": {"@font-face": {"font-family": "MathJax_Blank", "src": "local('MathJax_Blank')"}},
+    },
 }
 
 html_theme = "pydata_sphinx_theme"
@@ -76,11 +90,29 @@ html_theme_options = {
     "header_links_before_dropdown": 5,
     "navbar_align": "left",
     "show_toc_level": 2,
-    "secondary_sidebar_items": ["page-toc"],
+    # the comparison tables take the whole width; the summary table at the top of that page leads to each paper
+    "secondary_sidebar_items": {"**": ["page-toc"], "generated/published_vs_reproduced": []},
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
-html_sidebars = {"index": [], "install": []}
+# Every page but the API pages (whose sidebar lists every public name) uses the full width: no navigation sidebar
+# (the navbar, the section index pages and the previous/next links lead through the pages) and no cap on the text
+# column (docs/_static/dpstats.css), so nine-column tables, two-panel figures and code fit.
+WIDE_PAGES = ["index", "install", "guide/*", "generated/*", "generated/tutorials/*", "generated/papers/*"]
+html_sidebars = {**dict.fromkeys(WIDE_PAGES, []), "generated/api/index": []}
+html_css_files = ["dpstats.css"]
 html_show_sourcelink = False
 html_favicon = "_static/favicon.svg"
 html_context = {"default_mode": "light"}
+
+
+def _no_mathjax3_option(app):
+    """Drop the MathJax 3 options MyST writes (``window.MathJax = {options: ...}``): the site runs MathJax 2,
+    configured above with the same classes."""
+    app.config.mathjax3_config = None
+    if hasattr(app.config, "mathjax4_config"):
+        app.config.mathjax4_config = None
+
+
+def setup(app):
+    app.connect("builder-inited", _no_mathjax3_option, priority=900)  # after MyST's own handler (priority 500)

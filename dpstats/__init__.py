@@ -56,6 +56,7 @@ _LAZY = {
     "pca_ppm": "decomposition",
     "pca_sn": "decomposition",
     "preprocessing": "preprocessing",
+    "preview": "_release",
     "private_bounds": "descriptive",
     "quantile": "descriptive",
     "registry": "registry",

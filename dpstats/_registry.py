@@ -20,6 +20,12 @@ bad-input battery, the sensitivity checker, the audits and the Dask agreement re
 adding a release is this declaration plus its test cases (``cases``, a ``"module:function"`` imported only when a
 test asks for it, so ``import dpstats`` never loads them).
 
+**A preview.** ``preview=`` is a function ``preview(epsilon, delta, **public)`` from a planned call's public
+arguments (its bounds, the number of rows n, or of units and ``max_rows``, ...) to a
+:class:`dpstats._release.Preview`: the noise the call will add and its 95 % error in the units of its result, and
+its privacy events — computed with the calibration the release uses, before any data exists. ``dps.preview`` calls
+it after checking ε and δ with the declared constraints.
+
 **One signature.** A declaration checks the release's signature when it is made: the data parameters first, then
 the statistic's own positional arguments (``own``: ``q``, ``k``, ``Y``), then ``epsilon``, then ``delta`` (both
 positional or keyword), then keyword-only options. δ's default follows one rule for every release:
@@ -130,7 +136,8 @@ class Declaration:
     ``own``: the statistic's own positional parameters; ``parameters``: the declared constraint of every other
     parameter; ``relations``: the neighbouring relations it supports; ``engines``: where it runs; ``rules``:
     cross-parameter checks ``rule(arguments)`` run after the constraints; ``private``: False for a release that is
-    not differentially private (SN: it warns, and an accountant refuses it)."""
+    not differentially private (SN: it warns, and an accountant refuses it); ``preview``: the noise and error of a
+    planned call from its public arguments (module docstring, "A preview"), or None."""
 
     name: str
     family: str
@@ -147,6 +154,7 @@ class Declaration:
     module: str = ""
     kind: str = "release"
     extra: Mapping[str, object] = field(default_factory=dict)
+    preview: Callable | None = None
 
     @property
     def delta(self) -> Delta | None:
@@ -218,6 +226,7 @@ def declare(
     cases: str | None = None,
     private: bool = True,
     name: str | None = None,
+    preview: Callable | None = None,
     **extra,
 ):
     """Declare the decorated function as a release (see the module docstring) and return its validating entry
@@ -265,6 +274,7 @@ def declare(
             private=private,
             module=function.__module__,
             extra=dict(extra),
+            preview=preview,
         )
         release.declaration = declaration
         release.unchecked = function  # for a caller that has checked every argument already (validate once)

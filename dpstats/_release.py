@@ -18,10 +18,35 @@ Without ``weights`` the coordinates of a statistic are one release with the vect
 (warning when one coordinate dominates it, :class:`~dpstats.exceptions.MixedScalesWarning`). With ``weights`` each
 coordinate is a release of its own with ε_j = ε·w_j/Σw (and δ_j likewise): by basic composition the whole is
 (ε, δ)-DP.
+
+What the ledger states
+----------------------
+Each entry states the noise and the 95 % error *of the value the call returns*, in its units. A release that returns
+its planned statistic as it is (a row-level mean, a sum, a histogram) states each plan's noise. A unit-level mean
+or variance returns a ratio of its planned sums (:func:`unit_ratio_statements`): x̄ + S̃/C′ with C′ = max(C̃, N),
+and Q̃/C′ − (S̃/C′)². Its error is bounded from public values only — N units, each kept record within the bounds,
+so |S| ≤ C·w/2 and Q ≤ C·w²/4 for the width w = hi − lo — and the noise of each sum:
+
+* mean: |error| ≤ |Z_S|/N + (w/2)·|Z_C|/N, since C′ ≥ N and |C − C′| ≤ |Z_C|;
+* variance: |error| ≤ |Z_Q|/N + (w²/4)·|Z_C|/N + e·(w + e), e the mean's bound for S̃/C′;
+
+each |Z| at its (1 − 0.05/k) quantile, k the number of noises (a union bound), so the stated interval holds with
+probability at least 95 %. The stated scale is the leading noise's, divided by N.
+
+Previews
+--------
+:func:`preview` (``dps.preview(dps.mean, 0.5, bounds=(0, 100), n=1000)``) gives, before any data, what a planned
+call will add and how far its result will be from the exact statistic: the release's declared ``preview``
+(:func:`dpstats._registry.declare`) plans its noise from the public arguments with :func:`plan` — the calibration
+the release itself uses — and states it as the ledger will (:func:`planned_preview`). A :class:`Preview` holds the
+statements and the privacy events, so that :meth:`dpstats.Accountant.preview` can compose a whole plan against a
+budget without spending anything. The mechanisms round their statistic to a fixed-point grid that depends on the
+data's bounds; the preview plans without it, so its error is the release's to a relative 2^-12.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -36,7 +61,21 @@ from .exceptions import MixedScalesWarning, ParameterError
 from .noise.random import describe_source
 from .noise.release import Noise, Statistic, make_noise
 
-__all__ = ["DOMINANCE", "Planned", "calibrate", "charge", "charge_plans", "plan", "release", "split_budget"]
+__all__ = [
+    "DOMINANCE",
+    "Planned",
+    "Preview",
+    "calibrate",
+    "charge",
+    "charge_plans",
+    "plan",
+    "planned_preview",
+    "preview",
+    "previewed",
+    "release",
+    "split_budget",
+    "unit_ratio_statements",
+]
 
 #: A vector release warns when one coordinate's sensitivity is at least this many times another's.
 DOMINANCE = 10.0
@@ -121,23 +160,31 @@ def _plan_weighted(
     for j, share in enumerate(epsilons):
         check_epsilon(share, f"epsilon share of coordinate {j} (epsilon * weight / sum of weights)")
     values = np.asarray(statistic.values, dtype=object).reshape(-1)
-    units = np.broadcast_to(np.asarray(statistic.unit, dtype=object), shape).reshape(-1)
+    grids = np.broadcast_to(np.asarray(statistic.unit, dtype=object), shape).reshape(-1)
     noises = tuple(
         calibrate(epsilon=e, delta=d, sensitivity=l1_up([s]), changed=1, unit=u, noise=noise)
-        for e, d, s, u in zip(epsilons, deltas, per_coordinate, units, strict=True)
+        for e, d, s, u in zip(epsilons, deltas, per_coordinate, grids, strict=True)
     )
-    parts = tuple(Statistic(v, u) for v, u in zip(values, units, strict=True))
+    parts = tuple(Statistic(v, u) for v, u in zip(values, grids, strict=True))
     note = f"{len(noises)} coordinates released separately, budget split by weights"
     return Planned(noises, parts, shape, note, units)
 
 
 def release(
-    mechanism: str, plans: list[Planned], *, rng, accountant, note: str = "", relation: str | None = None
+    mechanism: str,
+    plans: list[Planned],
+    *,
+    rng,
+    accountant,
+    note: str = "",
+    relation: str | None = None,
+    reported=None,
 ) -> list:
     """Charge every planned statistic as one ledger entry (before any noise is drawn), then add the noise.
     ``relation``: the neighbouring relation the release protects, ``"row"`` or ``"unit"`` (as in
-    :func:`~dpstats.accounting.charge`)."""
-    charge_plans(mechanism, plans, rng=rng, accountant=accountant, note=note, relation=relation)
+    :func:`~dpstats.accounting.charge`); ``reported``: the statements of what the call returns, when it is not
+    the plans themselves (module docstring, "What the ledger states")."""
+    charge_plans(mechanism, plans, rng=rng, accountant=accountant, note=note, relation=relation, reported=reported)
     return [p.apply(rng) for p in plans]
 
 
@@ -151,10 +198,12 @@ def charge_plans(
     events=(),
     statements=(),
     relation: str | None = None,
+    reported=None,
 ) -> None:
     """Charge every planned statistic, and the extra ``events`` of the same release (a partition selection, an
-    exponential mechanism) with their noise ``statements``, as one ledger entry (``relation`` as in
-    :func:`release`)."""
+    exponential mechanism) with their noise ``statements``, as one ledger entry (``relation`` and ``reported`` as
+    in :func:`release`)."""
+    own = [statement for p in plans for statement in p.statements()] if reported is None else list(reported)
     charge(
         mechanism,
         [*events, *(n.event for p in plans for n in p.noises)],
@@ -162,7 +211,7 @@ def charge_plans(
         accountant=accountant,
         relation=relation,
         note="; ".join(n for n in [*(p.note for p in plans), note] if n),
-        noise=[*statements, *(statement for p in plans for statement in p.statements())],
+        noise=[*statements, *own],
     )
 
 
@@ -205,6 +254,33 @@ def charge(
     )
 
 
+def unit_ratio_statements(
+    plans: list[Planned], units: int, widths, *, variance: bool = False, confidence: float = 0.95
+) -> list:
+    """The ledger statements of a unit-level mean (plans: the shifted sum S, then the record count C if it is
+    noisy) or variance (plans: Q, S, then C), in the units of the value returned (module docstring, "What the
+    ledger states"). ``units`` is N, ``widths`` the public hi − lo of each coordinate (data units)."""
+    pieces = 3 if variance else 2
+    noisy_count = len(plans) == pieces
+    level = 1 - (1 - confidence) / (len(plans))  # each noise at its share of the failure probability
+    count = plans[-1].noises[0].half_width(level) if noisy_count else 0.0
+    widths = np.broadcast_to(np.asarray(widths, dtype=np.float64), plans[0].shape).reshape(-1)
+    lead, shifted = plans[0], plans[1] if variance else plans[0]
+    # one statement per noise of the leading plan: the whole vector, or each coordinate with weights
+    groups = [widths] if len(lead.noises) == 1 else [widths[j : j + 1] for j in range(len(lead.noises))]
+    out = []
+    for j, (noise, w) in enumerate(zip(lead.noises, groups, strict=True)):
+        w = float(w.max()) if w.size else 0.0
+        shift = shifted.noises[min(j, len(shifted.noises) - 1)].half_width(level)
+        error = (shift + w / 2 * count) / units
+        if variance:
+            error = (noise.half_width(level) + w * w / 4 * count) / units + error * (w + error)
+        units_label = "squared data units" if variance else "data units"
+        stated = noise.statement(units_label, factor=1 / units, confidence=confidence)
+        out.append(dataclasses.replace(stated, half_width=error))
+    return out
+
+
 def split_budget(epsilon: float, delta: float, shares) -> list[tuple[float, float]]:
     """(ε_i, δ_i) in proportion to ``shares``, whose exact sums never exceed (ε, δ) (basic composition of the
     parts of one call); each ε_i is checked like an ε."""
@@ -235,3 +311,143 @@ def _warn_if_dominated(per_coordinate: np.ndarray, sensitivity: float, shape, ta
         "each column its own share of epsilon",
         MixedScalesWarning,
     )
+
+
+@dataclass(frozen=True)
+class Preview:
+    """A planned call, before any data: the noise it will add and its error, in the units of its result.
+
+    Attributes
+    ----------
+    release : str
+        The release (``"mean"``, ...).
+    epsilon, delta : float
+        Its (ε, δ), as it would be charged.
+    statements : tuple of NoiseStatement
+        One per noise, as the ledger will state it: distribution, scale, and ``half_width``, the 95 % error of
+        each coordinate of the result. Empty for a release that adds no noise (a count whose n is public) or
+        whose error is not a noise scale (the exponential mechanism).
+    events : tuple of Event
+        Its privacy events, for :meth:`dpstats.Accountant.preview`.
+    note : str
+        What else to know (public values only).
+    relation : {"row", "unit"}
+        The neighbouring relation the call will protect.
+    """
+
+    release: str
+    epsilon: float
+    delta: float
+    statements: tuple = ()
+    events: tuple = ()
+    note: str = ""
+    relation: str | None = None
+
+    @property
+    def half_width(self) -> float:
+        """The 95 % error of each coordinate (the largest over the statements; 0 without noise)."""
+        return max((s.half_width for s in self.statements), default=0.0)
+
+    def __str__(self) -> str:
+        """As the ledger will print its entry (without the number)."""
+        from .accounting import LedgerEntry
+        from .accounting.ledger import format_table
+
+        entry = LedgerEntry(
+            self.release,
+            self.epsilon,
+            self.delta,
+            self.note,
+            self.events,
+            noise=self.statements,
+            relation=self.relation,
+        )
+        lines = format_table([entry])
+        return "\n".join([lines[0][3:], *(line[3:] for line in lines[1:])])
+
+
+def preview(release, epsilon, delta=None, **public) -> Preview:
+    """The noise a planned call of ``release`` will add and its 95 % error in the units of its result, from its
+    public arguments only — before any data (module docstring, "Previews").
+
+    Parameters
+    ----------
+    release : a dpstats release
+        ``dps.mean``, ``dps.histogram``, ... (one whose declaration has a ``preview``).
+    epsilon, delta : float
+        As the call would take them (δ: the release's default when not given); checked as the release checks
+        them.
+    **public
+        The call's public arguments and the data's public size: ``bounds=`` and ``n=`` (rows) for a mean, or
+        ``units=`` (the number of privacy units) and ``max_rows=``; ``bins=`` for a histogram; ``d=`` for
+        ``pca_ag``; see each release's preview.
+
+    Returns
+    -------
+    Preview
+
+    Examples
+    --------
+    >>> import dpstats as dps
+    >>> p = dps.preview(dps.mean, 0.5, bounds=(0, 100), n=1000)
+    >>> round(p.half_width, 2)  # the mean age within ±0.6 years, 19 times in 20
+    0.6
+    """
+    declaration = getattr(release, "declaration", None)
+    if declaration is None:
+        raise ParameterError(f"release must be a dpstats release such as dps.mean; got {release!r}")
+    if declaration.preview is None:
+        raise ParameterError(f"{declaration.name} declares no preview yet (its ledger entry states its noise)")
+    epsilon = declaration.parameters["epsilon"].check(epsilon, "epsilon")
+    constraint = declaration.parameters.get("delta")
+    if constraint is not None:
+        delta = constraint.check(constraint.default if delta is None else delta, "delta")
+    for name in ("bounds", "bins", "max_rows"):
+        if name in public and name in declaration.parameters and public[name] is not None:
+            public[name] = declaration.parameters[name].check(public[name], name)
+    return declaration.preview(epsilon, 0.0 if delta is None else delta, **public)
+
+
+def planned_preview(
+    release: str,
+    epsilon: float,
+    delta: float,
+    per_coordinate,
+    *,
+    units: str,
+    changed: int | None = None,
+    note: str = "",
+    relation: str | None = None,
+    unit=None,
+) -> Preview:
+    """The preview of a release that adds one noise calibrated to ``per_coordinate`` sensitivities (as
+    :func:`plan` does for the release itself; ``unit``: the statistic's fixed-point unit when it is public, as
+    ``Fraction(1)`` for counts)."""
+    per_coordinate = np.asarray(per_coordinate, dtype=np.float64)
+    planned = plan(
+        Statistic(np.zeros(per_coordinate.shape, dtype=np.int64), unit),
+        per_coordinate,
+        epsilon,
+        delta,
+        noise="exact",
+        changed=changed,
+        units=units,
+    )
+    return previewed(release, [planned], tuple(planned.statements()), note=note, relation=relation)
+
+
+def previewed(release: str, plans: list[Planned], statements, *, note: str = "", relation=None) -> Preview:
+    """The preview of ``plans`` stated by ``statements``: its (ε, δ) is the exact sum over the plans' events,
+    rounded up, as its ledger entry's will be."""
+    from .accounting import LedgerEntry
+
+    events = tuple(n.event for p in plans for n in p.noises)
+    entry = LedgerEntry.of(release, events)
+    return Preview(release, entry.epsilon, entry.delta, tuple(statements), events, note, relation)
+
+
+def public_count(value, name: str) -> int:
+    """A public count (rows, units, columns) as an int >= 1, else a ParameterError naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ParameterError(f"{name} must be a whole number >= 1 (public); got {value!r}")
+    return int(value)

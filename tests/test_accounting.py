@@ -359,13 +359,135 @@ def test_json_round_trip_keeps_every_event():
         dps.Accountant.from_json("{}")
 
 
-def test_table_columns_stay_aligned_with_long_names():
-    acc = dps.Accountant(10.0, 1e-5, composition="basic")
-    acc.spend(0.5, mechanism="a mechanism with a very long descriptive name", note="n1")
-    acc.spend(0.25, 1e-7, mechanism="m", note="n2")
-    lines = str(acc).splitlines()[1:]
-    eps_end = {line.index(word) + len(word) for line, word in zip(lines, ("epsilon", "0.5", "0.25"), strict=True)}
-    assert len(eps_end) == 1  # right-aligned epsilon column
+# ----------------------------------------------------------------------------- the ledger as a person reads it
+
+
+def _busy_accountant(composition="pld"):
+    """An accountant whose ledger has long names and notes, a unit-level release, an exponential mechanism and a
+    parallel block."""
+    rng = np.random.default_rng(0)
+    acc = dps.Accountant(50.0, 1e-5, composition=composition)
+    acc.spend(0.5, mechanism="a mechanism with a very long descriptive name, " * 3, note="a long note; " * 20)
+    dps.mean(rng.uniform(0, 1, 300), 1.0, bounds=(0, 1), rng=1, accountant=acc)
+    people = rng.integers(0, 60, 300)
+    dps.variance(
+        rng.uniform(0, 1, 300), 1.0, 1e-6, bounds=(0, 1), privacy_unit=people, max_rows=5, rng=2, accountant=acc
+    )
+    dps.pca_ppca(rng.uniform(-0.3, 0.3, (100, 4)), 2, 1.0, rng=3, accountant=acc)
+    block = acc.parallel(2)
+    block[1].record("by hand", [ApproxDP(0.2, 1e-7)], note="two parts", relation="row")
+    return acc
+
+
+@pytest.mark.parametrize("composition", ["pld", "basic"])
+def test_every_line_of_the_printed_ledger_is_at_most_100_characters(composition):
+    text = str(_busy_accountant(composition))
+    lines = text.splitlines()
+    assert max(map(len, lines)) <= 100, max(lines, key=len)
+    assert len(repr(_busy_accountant(composition))) <= 100
+    # every release is there, numbered, with the relation it protects, and nothing of the long note is cut
+    numbers = [line.split(".")[0].strip() for line in lines if line.split(".")[0].strip().isdigit()]
+    assert numbers == ["1", "2", "3", "4", "5"]
+    assert "protects one privacy unit" in text and "protects one row" in text
+    assert text.replace("\n", " ").count("a long note;") == 20
+
+
+def test_the_printed_total_says_where_epsilon_is_measured_and_under_which_rule():
+    acc = dps.Accountant(1.0, 1e-6)
+    dps.mean([0.1, 0.5, 0.9], 1.0, 1e-7, bounds=(0, 1), rng=0, accountant=acc)
+    eps, delta = acc.spent
+    text = str(acc)
+    assert f"Spent:  ε = {eps:.6g} at δ = {delta:.3g} under PLD: the release is ({eps:.6g}, {delta:.3g})-DP" in text
+    basic = dps.Accountant(1.0, 1e-6, composition="basic")
+    basic.spend(0.25, 1e-7)
+    assert "ε = 0.25, δ = 1e-07 under basic composition" in str(basic)
+
+
+def test_remaining_is_what_a_further_release_may_spend_under_basic_composition():
+    acc = dps.Accountant(1.0, 1e-6, composition="basic")
+    acc.spend(0.375, 2.5e-7)
+    eps, delta = acc.remaining  # the exact differences, rounded down (the floats 1e-6 and 2.5e-7 are not exact)
+    assert eps == 0.625 and delta == pytest.approx(7.5e-7, rel=1e-15) and delta <= 7.5e-7
+    with pytest.raises(BudgetExceededError):
+        acc.spend(math.nextafter(eps, 1.0), 0.0)
+    with pytest.raises(BudgetExceededError):
+        acc.spend(0.0 + 1e-9, math.nextafter(delta, 1.0))
+    acc.spend(eps, delta)  # exactly what is left fits
+    assert acc.remaining == (0.0, 0.0)
+
+
+def test_remaining_delta_under_pld_is_what_a_release_may_still_carry():
+    """After a pure release the PLD total is stated at the budget's δ, but δ is where ε is measured, not spent:
+    remaining δ stays the budget's, and releases carrying up to it are accepted; a release that carries more δ than
+    is left is refused, however small its ε. (The old rule, budget minus spent per coordinate, said δ = 0 here.)"""
+    acc = dps.Accountant(1.0, 1e-6)
+    dps.mean([0.1, 0.5, 0.9], 0.25, bounds=(0, 1), rng=0, accountant=acc)
+    assert acc.spent[1] == 1e-6  # the total is stated at the budget's delta...
+    eps_left, delta_left = acc.remaining
+    assert delta_left == 1e-6 and eps_left == pytest.approx(0.75, abs=1e-5)  # ...but none of it is spent
+    acc.spend(0.01, 4e-7)  # a release that carries its own delta fits, as remaining says
+    assert acc.remaining[1] == pytest.approx(6e-7, rel=1e-12)
+    with pytest.raises(BudgetExceededError):
+        acc.spend(1e-6, acc.remaining[1] * 1.01)  # more delta than is left: refused, whatever its epsilon
+    dps.mean([0.1, 0.5, 0.9], 0.5, 1e-9, bounds=(0, 1), rng=1, accountant=acc)  # a Gaussian: no delta spent outright
+    assert acc.remaining[1] == pytest.approx(6e-7, rel=1e-12)
+    # a pure release of the epsilon that is left fits (basic composition of the ledger's statement with it)
+    left = acc.remaining[0]
+    acc.spend(left * (1 - 1e-9))
+    assert acc.spent[0] <= acc.epsilon
+
+
+def test_to_frame_has_a_row_per_release_with_the_error_in_its_units():
+    pd = pytest.importorskip("pandas")
+    acc = _busy_accountant()
+    frame = acc.to_frame()
+    assert isinstance(frame, pd.DataFrame) and list(frame.index) == [1, 2, 3, 4, 5]
+    assert list(frame["mechanism"])[1:4] == ["mean", "variance", "pca_ppca"]
+    assert frame.loc[2, "units"] == "data units" and frame.loc[2, "error"] == acc.ledger[1].noise[0].half_width
+    assert frame.loc[3, "units"] == "squared data units" and frame.loc[3, "relation"] == "unit"
+    assert math.isnan(frame.loc[4, "error"]) and "exponential" in frame.loc[4, "noise"]
+    assert list(frame["epsilon"]) == [e.epsilon for e in acc.ledger]
+
+
+def _unit_mean_errors(seeds, max_rows, people=40, per_person=1):
+    """(stated half-width, the S̃ statement's own half-width, |error| per seed) of a unit-level mean of data at its
+    upper bound (where the count's noise moves the mean most: |S| = C·w/2)."""
+    x = np.ones(people * per_person)
+    ids = np.repeat(np.arange(people), per_person)
+    errors, stated = [], set()
+    for seed in range(seeds):
+        acc = dps.Accountant(1e6, 0.5)
+        released = dps.mean(x, 1.0, bounds=(0, 1), privacy_unit=ids, max_rows=max_rows, rng=seed, accountant=acc)
+        (statement,) = acc.ledger[-1].noise
+        stated.add(statement.half_width)
+        errors.append(abs(released - 1.0))
+    assert len(stated) == 1  # public values only: the same statement for every seed
+    return stated.pop(), np.array(errors)
+
+
+def test_a_unit_level_mean_states_the_error_of_the_mean_in_data_units():
+    """The ledger's ±h of a person-level mean covers the mean's error at least 95 % of the time (binomial
+    threshold, 400 seeds), and is in the mean's units: below the bounds' width, within a small factor of the
+    error's own 95 % quantile. The statement of the internal shifted sum (what the ledger said before: its
+    half-width in sum units) fails the units check by far."""
+    from dpstats._release import plan
+    from dpstats.noise.release import Statistic
+
+    seeds = 400
+    half_width, errors = _unit_mean_errors(seeds, max_rows=4)
+    assert np.count_nonzero(errors <= half_width) >= binom_lower(seeds, 0.95)
+    assert half_width < 1.0 and half_width <= 6 * np.quantile(errors, 0.95)
+    # the wrong statement: the shifted sum's own 95 % half-width (sensitivity m·w = 4, epsilon 2/3), in sum units
+    shifted = plan(Statistic(0, 1), [4], 2 / 3, 0.0, noise="exact", units="data units (sum of x − x̄)")
+    (wrong,) = shifted.statements()
+    assert not (wrong.half_width < 1.0 and wrong.half_width <= 6 * np.quantile(errors, 0.95))
+
+
+def binom_lower(n, p, alpha=1e-3):
+    """The smallest count of successes a correct p-coverage claim gives with probability >= 1 - alpha (one-sided)."""
+    from scipy.stats import binom
+
+    return int(binom.ppf(alpha, n, p))
 
 
 # ----------------------------------------------------------------------------- sharing
@@ -788,3 +910,14 @@ def test_epsilon_for_delta_is_dp_accountings_raised_by_the_margin_never_below(na
             assert ours == theirs, delta
         else:
             assert theirs <= ours <= theirs * (1 + 2.0**-41), delta
+
+
+def test_a_release_with_weights_states_its_units_in_words():
+    """With weights each coordinate is its own release; the ledger states each in the statistic's units (the
+    grid units array once took the place of the units' name, printing Fractions)."""
+    acc = dps.Accountant(10.0)
+    x = np.random.default_rng(0).uniform(0, 1, (200, 2))
+    dps.mean(x, 1.0, bounds=(0, 1), axis=0, weights=[1, 2], rng=0, accountant=acc)
+    (entry,) = acc.ledger
+    assert [s.units for s in entry.noise] == ["data units", "data units"]
+    assert "Fraction" not in str(acc)

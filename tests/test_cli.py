@@ -264,3 +264,99 @@ def test_unknown_dataset_is_a_clear_error(capsys):
     assert main(["data", "fetch", "imagenet"]) == 1
     err = capsys.readouterr().err
     assert "imagenet" in err and "mnist" in err
+
+
+# ----------------------------------------------------------------------------- reports from anywhere
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _outside(tmp_path, *args, timeout=120):
+    """`python -m dpstats ARGS` run from a folder outside the clone, with this clone's dpstats on the path (as an
+    editable install has it)."""
+    env = {k: v for k, v in __import__("os").environ.items() if k != "PYTHONPATH"}
+    env.update(PYTHONPATH=str(ROOT), MPLBACKEND="Agg")
+    return subprocess.run(
+        [sys.executable, "-m", "dpstats", *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def test_report_list_from_a_folder_outside_the_clone(tmp_path):
+    from dpstats.compendium.reports import load_manifest
+
+    done = _outside(tmp_path, "report", "--list")
+    assert done.returncode == 0, done.stderr
+    real = load_manifest(ROOT / "notebooks" / "reports.toml")
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2 * len(real.notebooks)
+    for spec in real.notebooks.values():  # the name beside its notebook file, then what it shows
+        at = lines.index(next(line for line in lines if line.split()[0] == spec.name))
+        assert lines[at].split()[1] == spec.path.relative_to(ROOT).as_posix() and lines[at + 1].strip() == spec.title
+    assert any(line.split() == ["icassp2016", "notebooks/papers/icassp2016_pca.ipynb"] for line in lines)
+
+
+def test_report_with_a_changed_parameter_from_a_folder_outside_the_clone(tmp_path):
+    """A real notebook of the clone, rerun from outside it with three parameters changed, into --out."""
+    out = tmp_path / "runs"
+    changes = ["-p", "n_seeds=1", "-p", "dataset=digits", "-p", "epsilons=[1.0]"]
+    done = _outside(tmp_path, "report", "histogram", *changes, "--out", str(out), "--no-progress", timeout=300)
+    assert done.returncode == 0, done.stderr
+    record = json.loads((out / "histogram" / "run.json").read_text())
+    assert record["ok"] and record["changed"] == {"n_seeds": 1, "dataset": "digits", "epsilons": [1.0]}
+    executed = nbformat.read(out / "histogram" / "histogram.ipynb", as_version=4)
+    injected = next(c for c in executed.cells if "injected-parameters" in c.metadata.get("tags", []))
+    assert "n_seeds = 1" in injected.source and 'dataset = "digits"' in injected.source
+
+
+def test_the_manifest_is_found_from_any_folder_of_a_clone(manifest, tmp_path, monkeypatch, capsys):
+    from dpstats.compendium import reports
+
+    deep = tmp_path / "notebooks" / "a" / "b"
+    deep.mkdir(parents=True)
+    monkeypatch.chdir(deep)
+    assert reports.default_manifest() == manifest.resolve()  # tmp_path is the clone: notebooks/reports.toml
+    assert main(["report", "--list"]) == 0
+    assert capsys.readouterr().out.splitlines()[:2] == ["good  notebooks/good.ipynb", "      A good one"]
+
+
+def test_no_manifest_is_an_error_naming_the_manifest_option(tmp_path, monkeypatch, capsys):
+    from dpstats.compendium import reports
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(reports, "__file__", str(tmp_path / "site-packages" / "dpstats" / "compendium" / "reports.py"))
+    with pytest.raises(FileNotFoundError, match="--manifest"):
+        reports.default_manifest()
+    assert main(["report", "--list"]) == 1
+    err = capsys.readouterr().err
+    assert (
+        err.startswith("dpstats: error: no report manifest") and "--manifest PATH" in err and len(err.splitlines()) == 1
+    )
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["good", "-p", "nope=1"], "good has no parameter 'nope'; its parameters: seed, scale"),
+        (["good", "-p", "scale=big"], "parameter scale='big' must be a number like its default 1.0"),
+        (["good", "-p", "scale"], "-p takes key=value"),
+        (["good", "bad", "-p", "scale=2"], "-p changes the parameters of one notebook"),
+        (["good", "-p", "output_dir=x"], "output_dir is set by the runner"),
+    ],
+)
+def test_changed_parameters_are_checked_before_anything_runs(manifest, tmp_path, capsys, args, message):
+    out = tmp_path / "out"
+    assert _report(manifest, out, *args) == 1
+    assert message in capsys.readouterr().err and not out.exists()
+
+
+def test_a_changed_run_never_writes_into_the_record(manifest, tmp_path, capsys):
+    record = tmp_path / "reports"  # the clone's record folder (the manifest's repository is tmp_path)
+    assert main(["report", "good", "-p", "scale=2", "--manifest", str(manifest), "--out", str(record)]) == 1
+    assert "never writes into the record" in capsys.readouterr().err and not record.exists()
+    # by default it goes to reports/_quick/, even with --profile full, and says what changed
+    args = ["report", "good", "-p", "scale=2.5", "--profile", "full", "--manifest", str(manifest), "--no-progress"]
+    assert main(args) == 0
+    run = json.loads((record / "_quick" / "good" / "run.json").read_text())
+    assert run["changed"] == {"scale": 2.5} and run["profile"] == "full"
+    assert _values(record / "_quick")[1][0] == "2.5"  # the notebook ran with the changed scale

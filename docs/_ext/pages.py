@@ -4,7 +4,9 @@
   name gets its page without editing the docs); autosummary writes one stub page per name beside it.
 * ``tutorials/<name>.ipynb``, ``papers/<name>.ipynb``: the executed notebooks of the report folder, with a note
   on the run they come from inserted under the title. Progress-bar widgets are dropped (their state is not stored,
-  and rendering them would load widget JavaScript from the network); the rest of the outputs are kept as run.
+  and rendering them would load widget JavaScript from the network); the rest of the outputs are kept as run. Where
+  the prose names a parameter as a value ("δ = `delta`"), the page shows the value the notebook ran with
+  ("δ = 1e-06 (`delta`)"): a reader of the site sees no parameter cell beside it.
 * ``tutorials.md``, ``papers.md``: the lists of those pages, in manifest order.
 * ``published_vs_reproduced.md``: the comparison tables of every paper notebook (the same section as the index).
 * ``benchmarks.md``: ``reports/benchmarks/results.md`` and its figures.
@@ -13,10 +15,12 @@
 
 from __future__ import annotations
 
+import ast
 import copy
 import importlib
 import inspect
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -159,6 +163,7 @@ def _notebook_page(folder: Path, spec, result, root: Path) -> str | None:
     for cell in notebook["cells"]:
         if cell["cell_type"] == "code":
             cell["outputs"] = [o for o in cell.get("outputs", []) if WIDGET not in o.get("data", {})]
+    _expand_parameters(notebook)
     note = copy.deepcopy(next(c for c in notebook["cells"] if c["cell_type"] == "markdown"))
     note.pop("id", None)
     note["source"] = [_provenance(spec, result, root)]
@@ -168,6 +173,47 @@ def _notebook_page(folder: Path, spec, result, root: Path) -> str | None:
         note["id"] = f"dpstats-provenance-{spec.name}"
     (folder / f"{spec.name}.ipynb").write_text(json.dumps(notebook, ensure_ascii=False), encoding="utf-8")
     return spec.name
+
+
+# a relation sign, then a parameter's name in backticks: "δ = `delta`", "k ≤ `max_groups`"
+_NAMED_VALUE = re.compile(r"([=≈<>≤≥]\s*)`([A-Za-z_]\w*)`")
+
+
+def parameter_values(notebook: dict) -> dict:
+    """The parameters an executed notebook ran with: the literal defaults of its ``parameters`` cell, then what
+    papermill injected (``metadata.papermill.parameters``)."""
+    values = {}
+    for cell in notebook["cells"]:
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            for node in ast.parse("".join(cell["source"])).body:
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    try:
+                        values[node.targets[0].id] = ast.literal_eval(node.value)
+                    except ValueError:  # an expression, not a literal: left as its name
+                        pass
+    values.update(notebook.get("metadata", {}).get("papermill", {}).get("parameters", {}))
+    return values
+
+
+def _shown(value) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_shown(v) for v in value) + "]"
+    return str(value)
+
+
+def _expand_parameters(notebook: dict) -> None:
+    """Write the value beside every parameter the Markdown cells name after a relation sign."""
+    values = parameter_values(notebook)
+
+    def expand(match: re.Match) -> str:
+        sign, name = match.groups()
+        return f"{sign}{_shown(values[name])} (`{name}`)" if name in values else match.group(0)
+
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "markdown":
+            cell["source"] = _NAMED_VALUE.sub(expand, "".join(cell["source"]))
 
 
 def _provenance(spec, result, root: Path) -> str:
@@ -220,7 +266,15 @@ def _comparisons(path: Path, results, root: Path, reports: Path) -> None:
         "`dpstats report icassp2016 --profile full`.",
         "",
     ]
-    body = comparison_markdown(results, None, heading="#", link=lambda r: f"papers/{r.name}.ipynb")
+    # the summary links to each paper's table on this page (MyST's heading anchors), each table to its notebook
+    from myst_parser.slugs import github_slugify
+
+    from dpstats.compendium.comparison import NOT_COMPARABLE
+
+    def section(r) -> str:
+        return "#" + github_slugify(r.title + (f" ({NOT_COMPARABLE})" if r.profile != "full" else ""))
+
+    body = comparison_markdown(results, None, heading="#", link=section, source=lambda r: f"papers/{r.name}.ipynb")
     lines += body[1:] if body else ["No paper notebook has been run yet: run `make reports`."]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import numbers
 import os
 import threading
+from fractions import Fraction
 from pathlib import Path
 
+from .._rounding import float_down
 from .._trace import active, event
 from .._validation import check_choice, check_delta, check_epsilon, check_flag
 from ..exceptions import (
@@ -23,12 +26,14 @@ from .compose import RULES, Composition
 from .events import ApproxDP, Event, PureDP
 from .ledger import (
     RELATIONS,
+    WIDTH,
     LedgerEntry,
     NoiseStatement,
     ParallelRecord,
     Record,
     check_block_entry,
     entered_order,
+    entries_frame,
     entries_from_json,
     entries_to_json,
     flat_entries,
@@ -36,7 +41,15 @@ from .ledger import (
 )
 from .log import LedgerLog
 
-__all__ = ["DEFAULT_DELTA", "Accountant", "ParallelBlock", "charge", "check_accountant", "with_pending"]
+__all__ = [
+    "DEFAULT_DELTA",
+    "Accountant",
+    "ParallelBlock",
+    "PlanPreview",
+    "charge",
+    "check_accountant",
+    "with_pending",
+]
 
 #: δ of an Accountant created without one: small against 1/n for data sets up to a million rows.
 DEFAULT_DELTA = 1e-6
@@ -59,6 +72,14 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forked)
 
 
+_RULE_WORDS = {
+    "pld": "PLD (privacy-loss distributions)",
+    "zcdp": "zCDP (zero-concentrated DP)",
+    "advanced": "advanced composition",
+    "basic": "basic composition (sums)",
+}
+
+
 class Accountant:
     """Track the privacy budget spent by a sequence of releases, composing them tightly.
 
@@ -75,6 +96,20 @@ class Accountant:
     :attr:`spent`. Each ledger entry says what its noise means in the units of
     the release: the noise's scale and the half-width of a 95 % interval of the
     release's error (``print(acc)``; :attr:`LedgerEntry.noise`).
+
+    **What is spent and what is left.** :attr:`spent` is the whole ledger's (ε, δ) under the composition rule.
+    Under ``"basic"`` and ``"advanced"`` both coordinates add up, and :attr:`remaining` is the budget minus
+    :attr:`spent` in each (exactly, rounded down: a release of exactly what is left fits under ``"basic"``). Under
+    ``"pld"`` and ``"zcdp"`` the ledger is a curve ε(δ), stated at the budget's δ: :attr:`spent` reports that δ,
+    but δ is where ε is measured, not something the releases used up. :attr:`remaining` is then the ε left at the
+    budget's δ and, as its δ, what a further release may still carry as its own δ: the budget's δ minus the δ
+    spent outright (approximate-DP releases, the failure probabilities of Gaussian calibrations) — a pure or an
+    analytic-Gaussian release leaves it unchanged. A further release is accepted when the composed ε at the
+    budget's δ stays within the budget: one carrying more δ than :attr:`remaining` says never is; a pure release
+    of at most the remaining ε is (basic composition of the ledger's statement with it); composition being
+    sub-additive, Gaussian releases may fit beyond it (:meth:`composed_with` gives the exact total).
+    ``print(acc)`` states the budget, the total and the rule ("ε = 0.98 at δ = 1e-06 under PLD"), what is left,
+    then each release in lines of at most 100 characters; :meth:`to_frame` gives the ledger as a DataFrame.
 
     Parameters
     ----------
@@ -181,9 +216,45 @@ class Accountant:
 
     @property
     def remaining(self) -> tuple[float, float]:
-        """Budget minus :attr:`spent`, per coordinate (never below 0)."""
-        eps, delta = self.spent
-        return max(self.epsilon - eps, 0.0), max(self.delta - delta, 0.0)
+        """(ε, δ) left of the budget (never below 0); the rule is in the class docstring, "What is left"."""
+        with self._synced():
+            items = self._open_items()
+            eps, delta = self._running.total(items)
+            if self.composition in ("pld", "zcdp"):  # δ is where ε is measured; only the additive δ is spent
+                delta = self._running.additive_delta(items)
+        return _left(self.epsilon, eps), _left(self.delta, delta)
+
+    def preview(self, plan) -> PlanPreview:
+        """What a plan of releases would cost against this budget — before any data, spending nothing.
+
+        ``plan``: the previews of the planned calls (:func:`dpstats.preview`, each holding its privacy events and
+        its noise). Returns a :class:`PlanPreview`: the total (ε, δ) of the ledger so far plus the whole plan under
+        this accountant's composition (what :attr:`spent` would read after it), whether it fits the budget (what
+        the accountant would accept, the releases in this order), and each call's 95 % error.
+
+        Examples
+        --------
+        >>> import dpstats as dps
+        >>> acc = dps.Accountant(1.0, 1e-6)
+        >>> plan = [dps.preview(dps.mean, 0.5, bounds=(0, 100), n=1000), dps.preview(dps.histogram, 0.5, bins=10)]
+        >>> acc.preview(plan).fits
+        True
+        """
+        previews = tuple(plan)
+        if not all(hasattr(p, "events") and hasattr(p, "statements") for p in previews):
+            raise ParameterError("plan must be a sequence of previews (dps.preview(release, epsilon, ...))")
+        events = [e for p in previews for e in p.events]
+        with self._synced():
+            items = [*self._open_items(), *events]
+            total = self._running.total(items)
+            fits = self._running.fits(self.epsilon, items)
+        return PlanPreview(previews, total, fits, (self.epsilon, self.delta), self.composition)
+
+    def to_frame(self):
+        """The ledger as a pandas DataFrame, one row per release (for notebooks; pandas is imported when this is
+        called): mechanism, relation, ε, δ, the noise and its 95 % error in the release's units, part, proven,
+        note (:func:`~dpstats.accounting.ledger.entries_frame`)."""
+        return entries_frame(self.ledger)
 
     @property
     def head(self) -> tuple[int, str] | None:
@@ -593,13 +664,72 @@ class Accountant:
 
     def __repr__(self) -> str:
         eps, delta = self.spent
+        releases = len(self.ledger)
         return (
             f"Accountant(epsilon={self.epsilon:g}, delta={self.delta:g}, composition={self.composition!r}; "
-            f"spent epsilon={eps:.6g}, delta={delta:.3g} in {len(self.ledger)} release(s))"
+            f"spent ε={eps:.4g} at δ={delta:.3g}, {releases} release{'' if releases == 1 else 's'})"
         )
 
     def __str__(self) -> str:
-        return "\n".join([repr(self), *format_table(self.ledger)])
+        """The budget, the total explained, what is left, then the ledger (every line <= 100 characters)."""
+        import textwrap
+
+        eps, delta = self.spent
+        left_eps, left_delta = self.remaining
+        entries = self.ledger
+        together = "the release is" if len(entries) == 1 else f"all {len(entries)} releases together are"
+        short = _RULE_WORDS[self.composition].split(" (")[0]
+        head = [f"Budget: ε = {self.epsilon:g}, δ = {self.delta:g}, composition {_RULE_WORDS[self.composition]}"]
+        if self.composition in ("pld", "zcdp"):
+            head += [
+                f"Spent:  ε = {eps:.6g} at δ = {delta:.3g} under {short}: {together} ({eps:.6g}, {delta:.3g})-DP",
+                f"Left:   ε = {left_eps:.6g} at δ = {self.delta:.3g}; a further release may carry its own δ up to "
+                f"{left_delta:.3g}",
+            ]
+        else:
+            head += [
+                f"Spent:  ε = {eps:.6g}, δ = {delta:.3g} under {short}: {together} ({eps:.6g}, {delta:.3g})-DP",
+                f"Left:   ε = {left_eps:.6g}, δ = {left_delta:.3g}",
+            ]
+        lines = [line for text in head for line in textwrap.wrap(text, WIDTH, subsequent_indent=" " * 8)]
+        return "\n".join([*lines, *format_table(entries)])
+
+
+@dataclasses.dataclass(frozen=True)
+class PlanPreview:
+    """A plan of releases against a budget (:meth:`Accountant.preview`): the previews, the total (ε, δ) the ledger
+    would have after them, whether the accountant would accept them all, the budget and the composition rule."""
+
+    previews: tuple
+    total: tuple[float, float]
+    fits: bool
+    budget: tuple[float, float]
+    composition: str
+
+    def __str__(self) -> str:
+        from .ledger import format_table
+
+        eps, delta = self.total
+        verdict = "fits the budget" if self.fits else "does NOT fit the budget"
+        head = (
+            f"Plan of {len(self.previews)} release{'' if len(self.previews) == 1 else 's'}: total ε = {eps:.6g} at "
+            f"δ = {delta:.3g} under {_RULE_WORDS[self.composition].split(' (')[0]} with the ledger so far; "
+            f"{verdict} (ε = {self.budget[0]:g}, δ = {self.budget[1]:g})"
+        )
+        entries = [
+            LedgerEntry(
+                p.release, p.epsilon, p.delta, p.note, tuple(p.events), noise=tuple(p.statements), relation=p.relation
+            )
+            for p in self.previews
+        ]
+        import textwrap
+
+        return "\n".join([*textwrap.wrap(head, WIDTH, subsequent_indent="  "), *format_table(entries)])
+
+
+def _left(budget: float, spent: float) -> float:
+    """budget − spent, exactly, rounded down (never below 0): spending it fits where the sums are exact."""
+    return max(float_down(Fraction(budget) - Fraction(spent)), 0.0)
 
 
 def _items(record: Record) -> list:

@@ -254,6 +254,12 @@ class ZcdpComposition(Composition):
     def _increments(self, items):
         return super()._increments(items), _zcdp_sums(items)
 
+    def additive_delta(self, extra: Sequence[Item] = ()) -> float:
+        """The δ the releases spend outright (approximate-DP events, Gaussian calibrations' failure
+        probabilities), rounded up: the budget's δ minus it is what further releases may carry
+        (:attr:`dpstats.Accountant.remaining`)."""
+        return float_up(self._delta_extra + _zcdp_sums(list(extra))[1])
+
     def _apply(self, increments) -> None:
         super()._apply(increments[0])
         rho, delta = increments[1]

@@ -40,6 +40,7 @@ __all__ = [
     "ParallelRecord",
     "entries_from_json",
     "entries_to_json",
+    "entries_frame",
     "format_table",
 ]
 
@@ -375,22 +376,78 @@ def _labelled(entry: LedgerEntry, part: str) -> LedgerEntry:
     return dataclasses.replace(entry, part=part)
 
 
-def format_table(entries: list[LedgerEntry]) -> list[str]:
-    """Aligned text rows: mechanism, ε, δ, the noise in the release's units (or the events, for releases that
-    add no noise to a statistic), the 95 % error interval, note (columns sized to their contents)."""
-    rows = [("mechanism", "epsilon", "delta", "noise", "error", "note")]
-    for e in entries:
-        mechanism = e.mechanism + ("" if e.proven else " (UNPROVEN)")
-        label = f"{e.part}: " if e.part else ""
-        if e.noise:
-            noise = "; ".join(s.describe() for s in e.noise)
-            error = "; ".join(s.interval() for s in e.noise)
-        else:
-            noise, error = "; ".join(ev.describe() for ev in e.events), "-"
-        rows.append((mechanism, f"{e.epsilon:.6g}", f"{e.delta:.3g}", noise, error, label + e.note))
-    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+#: The width of every line of ``print(accountant)`` (an entry takes as many lines as it needs).
+WIDTH = 100
+
+_RELATION_WORDS = {"row": "protects one row", "unit": "protects one privacy unit", None: "relation not stated"}
+
+
+def format_table(entries: list[LedgerEntry], width: int = WIDTH) -> list[str]:
+    """The ledger as lines of at most ``width`` characters, an entry a few lines each::
+
+         1. mean: ε = 0.5, δ = 0, protects one row
+            noise  discrete Laplace, b = 0.2 data units; error ±0.5992 data units (95 %)
+            note   random source: AESCounter (cryptographic)
+
+    The noise and the error are in the units of the value the release returned (one line per noise added; the
+    events instead, for releases that add no noise to a statistic, such as the exponential mechanism)."""
+    import textwrap
+
     lines = []
-    for r in rows:
-        cells = f"{r[0]:<{widths[0]}}  {r[1]:>{widths[1]}}  {r[2]:>{widths[2]}}  {r[3]:<{widths[3]}}  "
-        lines.append(f"{cells}{r[4]:<{widths[4]}}  {r[5]}".rstrip())
+    number = len(str(len(entries)))
+    for i, e in enumerate(entries, start=1):
+        head = f"{i:>{number}}. {e.mechanism}{'' if e.proven else ' (UNPROVEN)'}: ε = {e.epsilon:.6g}, "
+        head += f"δ = {e.delta:.3g}, {_RELATION_WORDS.get(e.relation, e.relation)}"
+        if e.part:
+            head += f" ({e.part})"
+        indent = " " * (number + 2)
+        if e.noise:
+            rows = [(head, indent)] + [(f"{indent}noise  {_noise_line(n)}", indent + " " * 7) for n in e.noise]
+        else:  # no noise added to a statistic (the exponential mechanism): its events
+            described = "; ".join(ev.describe() for ev in e.events)
+            rows = [(head, indent)] + ([(f"{indent}events {described}", indent + " " * 7)] if described else [])
+        if e.note:
+            rows.append((f"{indent}note   {e.note}", indent + " " * 7))
+        for text, follow in rows:
+            lines += textwrap.wrap(text, width, subsequent_indent=follow, break_on_hyphens=False) or [""]
     return lines
+
+
+def _noise_line(statement: NoiseStatement) -> str:
+    """``discrete Laplace, b = 0.2 data units; error ±0.5992 data units (95 %)``."""
+    symbol = "σ" if statement.distribution.endswith("Gaussian") else "b"
+    return (
+        f"{statement.distribution}, {symbol} = {statement.scale:.4g} {statement.units}; "
+        f"error ±{statement.half_width:.4g} {statement.units} ({statement.confidence:.0%})"
+    )
+
+
+def entries_frame(entries: list[LedgerEntry]):
+    """The ledger as a pandas DataFrame (pandas imported here, when asked): one row per release, numbered from
+    1, with its mechanism, relation, ε, δ, the noise and the 95 % error in the release's units (the first noise
+    statement's numbers in ``scale`` and ``error``; all of them, as text, in ``noise``), the part of a parallel
+    block, whether it is proven, and the note."""
+    import pandas as pd
+
+    rows = []
+    for e in entries:
+        first = e.noise[0] if e.noise else None
+        rows.append(
+            {
+                "mechanism": e.mechanism,
+                "relation": e.relation,
+                "epsilon": e.epsilon,
+                "delta": e.delta,
+                "noise": "; ".join(_noise_line(s) for s in e.noise) or "; ".join(ev.describe() for ev in e.events),
+                "scale": first.scale if first else math.nan,
+                "error": first.half_width if first else math.nan,
+                "units": first.units if first else "",
+                "part": e.part,
+                "proven": e.proven,
+                "note": e.note,
+            }
+        )
+    columns = ["mechanism", "relation", "epsilon", "delta", "noise", "scale", "error", "units", "part", "proven"]
+    frame = pd.DataFrame(rows, columns=[*columns, "note"])
+    frame.index = pd.RangeIndex(1, len(rows) + 1, name="release")
+    return frame

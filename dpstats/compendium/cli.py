@@ -19,8 +19,24 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dpstats", description="Differentially private statistics: reports and data.")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    report = commands.add_parser("report", help="execute the notebooks of the manifest and write a report")
+    report = commands.add_parser(
+        "report",
+        help="execute the notebooks of the manifest and write a report",
+        description="Execute the notebooks of the manifest (notebooks/reports.toml of the clone you are in, or of "
+        "the clone dpstats is installed from) with papermill and write a report. `dpstats report --list` shows "
+        "the reports; `dpstats report NAME -p key=value` reruns one with changed parameters.",
+    )
     report.add_argument("names", nargs="*", metavar="NAME", help="notebooks to run (default: all in the manifest)")
+    report.add_argument("--list", action="store_true", help="list every report, its notebook and what it shows")
+    report.add_argument(
+        "-p",
+        "--parameter",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change a parameter of the notebook's `parameters` cell (repeatable; one NAME); the run goes to "
+        "reports/_quick/ or --out, never over the record",
+    )
     report.add_argument("--profile", choices=("quick", "full"), default="quick", help="parameter set (default quick)")
     report.add_argument(
         "--out",
@@ -29,7 +45,12 @@ def _parser() -> argparse.ArgumentParser:
         "a quick run never overwrites a full-profile record)",
     )
     report.add_argument("--jobs", type=int, default=1, help="notebooks run in parallel (default 1)")
-    report.add_argument("--manifest", default=None, help="manifest file (default notebooks/reports.toml)")
+    report.add_argument(
+        "--manifest",
+        default=None,
+        help="manifest file (default: notebooks/reports.toml of the clone you are in, else of the clone dpstats is "
+        "installed from)",
+    )
     report.add_argument("--no-progress", action="store_true", help="print no progress lines")
     report.add_argument(
         "--interval", type=float, default=15.0, help="seconds between progress lines of a running notebook (default 15)"
@@ -46,8 +67,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _report(args) -> int:
-    from .reports import run_reports
+    from .reports import list_reports, parse_changes, run_reports
 
+    if args.list:
+        print("\n".join(list_reports(args.manifest)))
+        return 0
     report = run_reports(
         args.names,
         profile=args.profile,
@@ -56,6 +80,7 @@ def _report(args) -> int:
         manifest=args.manifest,
         progress=not args.no_progress,
         interval=args.interval,
+        changes=parse_changes(args.parameter),
     )
     for result in report.ran:
         status = "ok" if result.ok else f"FAILED: {result.error}"
@@ -94,6 +119,8 @@ def main(argv=None) -> int:
         if args.data_command == "list":
             return _data_list()
         return _data_fetch(args)
+    except BrokenPipeError:  # the reader went away (`dpstats report --list | head`)
+        return 0
     except (ParameterError, DataValidationError, OSError) as err:
         # OSError covers DownloadError (offline, checksum) and a missing manifest or notebook
         print(f"dpstats: error: {err}", file=sys.stderr)

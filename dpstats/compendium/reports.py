@@ -15,6 +15,16 @@ plus ``seed`` and ``output_dir`` (the notebook's own folder of the report, where
 as CSV), and writes the executed ``.ipynb`` (with its figures) and a ``run.json`` (profile, seed, time, git
 revision, package versions, status) into that folder. A failing notebook does not stop the others.
 
+**Where the manifest is.** :func:`default_manifest` looks for ``notebooks/reports.toml`` in the current folder and
+each folder above it (any folder of a clone), then beside the installed package (an editable install's clone), and
+otherwise raises an error that names ``--manifest``.
+
+**Changed parameters.** ``changes`` (``dpstats report NAME -p key=value``) runs one notebook with some parameters
+changed: each key must be assigned in the notebook's ``parameters`` cell, and its value must have the type of the
+default there (an int where a float is expected is fine). Such a run is never the record: it goes to
+``reports/_quick/`` (whatever the profile) or ``out``, never into ``reports/`` itself, and its ``run.json`` names
+the changes.
+
 **The record cannot be clobbered.** ``reports/`` holds the committed full-profile record; a quick run writes to
 ``reports/_quick/`` by default (git-ignored), and refuses to overwrite a notebook folder that holds a full-profile
 run (pass another ``out`` to put it elsewhere). A partial run (some names) replaces only the folders of the
@@ -39,6 +49,7 @@ Layout of the report folder::
 
 from __future__ import annotations
 
+import ast
 import datetime as _dt
 import json
 import platform
@@ -64,10 +75,14 @@ __all__ = [
     "NotebookResult",
     "NotebookSpec",
     "Report",
+    "check_changes",
     "default_manifest",
     "default_out",
     "git_revision",
+    "list_reports",
     "load_manifest",
+    "notebook_parameters",
+    "parse_changes",
     "read_record",
     "run_reports",
     "write_index",
@@ -153,12 +168,25 @@ class Report:
         return all(r.ok for r in self.ran)
 
 
+MANIFEST = Path("notebooks") / "reports.toml"
+
+
 def default_manifest() -> Path:
-    """``notebooks/reports.toml`` under the current folder, else beside the installed (editable) package."""
-    here = Path.cwd() / "notebooks" / "reports.toml"
-    if here.is_file():
-        return here
-    return Path(__file__).resolve().parents[1] / "notebooks" / "reports.toml"
+    """``notebooks/reports.toml`` in the current folder or the nearest folder above it that has one (any folder
+    of a clone), else in the clone the package is installed from (an editable install). Raises
+    :class:`FileNotFoundError` naming ``--manifest`` when there is none."""
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / MANIFEST).is_file():
+            return folder / MANIFEST
+    beside = Path(__file__).resolve().parents[2] / MANIFEST  # dpstats/compendium/reports.py -> the clone
+    if beside.is_file():
+        return beside
+    raise FileNotFoundError(
+        f"no report manifest: {MANIFEST.as_posix()} is neither in {here} or a folder above it, nor in the clone "
+        f"dpstats is installed from ({beside.parent.parent}). Run from a clone of the dpstats repository, or pass "
+        "--manifest PATH (the reports.toml of a clone)"
+    )
 
 
 def default_out(profile: str, manifest: Manifest) -> Path:
@@ -172,7 +200,7 @@ def load_manifest(path: str | Path | None = None) -> Manifest:
     """Read and check a manifest (see the module docstring for its format)."""
     path = Path(path) if path is not None else default_manifest()
     if not path.is_file():
-        raise FileNotFoundError(f"report manifest not found: {path}")
+        raise FileNotFoundError(f"report manifest not found: {path} (pass --manifest PATH, a clone's {MANIFEST})")
     with path.open("rb") as handle:
         raw = tomllib.load(handle)
     seed = check_int(raw.get("seed", 0), f"seed in {path}", low=0)
@@ -193,6 +221,88 @@ def load_manifest(path: str | Path | None = None) -> Manifest:
     return Manifest(path=path.resolve(), seed=seed, notebooks=notebooks)
 
 
+def list_reports(manifest: str | Path | Manifest | None = None) -> list[str]:
+    """Lines for ``dpstats report --list``: each report's name and notebook (relative to the repository), then
+    what it shows (its title), in manifest order."""
+    if not isinstance(manifest, Manifest):
+        manifest = load_manifest(manifest)
+    width = max(len(name) for name in manifest.notebooks) + 2
+    lines = []
+    for spec in manifest.notebooks.values():
+        lines += [f"{spec.name:<{width}}{relative(spec.path, manifest.root)}", f"{'':<{width}}{spec.title}"]
+    return lines
+
+
+_ANY = object()  # a parameter whose default is an expression: any value is taken
+
+
+def notebook_parameters(path: str | Path) -> dict:
+    """The parameters of a notebook: the names its ``parameters`` cell assigns, with their literal defaults
+    (a default that is an expression, not a literal, takes any value)."""
+    notebook = json.loads(Path(path).read_text(encoding="utf-8"))
+    cells = [c for c in notebook["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
+    if not cells:
+        raise ParameterError(f"{Path(path).name} has no cell tagged 'parameters'")
+    values = {}
+    for node in ast.parse("".join(cells[0]["source"])).body:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    try:
+                        values[target.id] = ast.literal_eval(node.value)
+                    except ValueError:
+                        values[target.id] = _ANY
+    return values
+
+
+def parse_changes(pairs) -> dict:
+    """``["k=v", ...]`` (``-p k=v``) as a dict; each value read as a Python literal (``3``, ``0.5``, ``[1, 2]``,
+    ``'text'``), else as the text itself."""
+    changes = {}
+    for pair in pairs or ():
+        key, sep, text = str(pair).partition("=")
+        if not sep or not key.strip().isidentifier():
+            raise ParameterError(f"-p takes key=value (a parameter name, '=', a value); got {pair!r}")
+        try:
+            changes[key.strip()] = ast.literal_eval(text.strip())
+        except (ValueError, SyntaxError):
+            changes[key.strip()] = text.strip()
+    return changes
+
+
+def check_changes(spec: NotebookSpec, changes: dict) -> dict:
+    """``changes`` if every key is a parameter of the notebook and every value has its default's type; else a
+    ParameterError naming the key, the value and what is allowed (nothing has run)."""
+    defaults = notebook_parameters(spec.path)
+    for key, value in changes.items():
+        if key == "output_dir":
+            raise ParameterError("output_dir is set by the runner (use --out for the report folder)")
+        if key not in defaults:
+            names = ", ".join(k for k in defaults if k != "output_dir")
+            raise ParameterError(f"{spec.name} has no parameter {key!r}; its parameters: {names}")
+        default = defaults[key]
+        if default is _ANY or default is None or _same_type(value, default):
+            continue
+        raise ParameterError(
+            f"{spec.name}: parameter {key}={value!r} must be {_KIND.get(type(default), 'of the type of')} like "
+            f"its default {default!r}"
+        )
+    return dict(changes)
+
+
+_KIND = {bool: "True or False", int: "an integer", float: "a number", str: "a string", list: "a list", tuple: "a list"}
+
+
+def _same_type(value, default) -> bool:
+    if isinstance(default, bool) or isinstance(value, bool):
+        return isinstance(value, bool) and isinstance(default, bool)
+    if isinstance(default, float):
+        return isinstance(value, (int, float))
+    if isinstance(default, (list, tuple)):
+        return isinstance(value, (list, tuple))
+    return isinstance(value, type(default))
+
+
 def run_reports(
     names=None,
     *,
@@ -202,6 +312,7 @@ def run_reports(
     manifest: str | Path | Manifest | None = None,
     progress: bool = True,
     interval: float = 15.0,
+    changes: dict | None = None,
 ) -> Report:
     """Execute the selected notebooks, record each in its folder, and rebuild the index of the report folder.
 
@@ -221,6 +332,9 @@ def run_reports(
         cell, and the notebook's own progress bar (on stderr).
     interval : float, default 15
         Seconds between progress lines.
+    changes : dict, optional
+        Parameters changed for this run (one notebook only; checked against its ``parameters`` cell, see the
+        module docstring). The run goes to ``reports/_quick/`` or ``out``, never into the record.
 
     Returns
     -------
@@ -237,11 +351,26 @@ def run_reports(
     if not isinstance(manifest, Manifest):
         manifest = load_manifest(manifest)
     specs = manifest.select(names)
-    out = Path(out if out is not None else default_out(profile, manifest)).resolve()
-    if profile != "full":
+    changes = dict(changes or {})
+    if changes:
+        if len(specs) != 1:
+            raise ParameterError(
+                f"-p changes the parameters of one notebook: name one ({', '.join(manifest.notebooks)})"
+            )
+        check_changes(specs[0], changes)
+        out = Path(out if out is not None else default_out("quick", manifest)).resolve()
+        if out == (manifest.root / "reports").resolve():
+            raise ParameterError(
+                f"a run with changed parameters never writes into the record {out}; it goes to "
+                f"reports/{QUICK_FOLDER}/ by default, or pass another --out"
+            )
+    else:
+        out = Path(out if out is not None else default_out(profile, manifest)).resolve()
+    if profile != "full" or changes:
         _refuse_to_overwrite_full(out, specs)
     out.mkdir(parents=True, exist_ok=True)
-    tasks = [(spec, profile, manifest.seed, out, manifest.root, interval if progress else None) for spec in specs]
+    live = interval if progress else None
+    tasks = [(spec, profile, manifest.seed, out, manifest.root, live, changes) for spec in specs]
     start = time.perf_counter()
     say = (lambda text: print(text, file=sys.stderr, flush=True)) if progress else (lambda text: None)
     say(f"dpstats report: {len(tasks)} notebook(s), {profile} profile, into {out}")
@@ -290,7 +419,8 @@ def _refuse_to_overwrite_full(out: Path, specs) -> None:
 def _recorded_profile(out: Path, name: str) -> str:
     run = out / name / RUN_FILE
     if run.is_file():
-        return json.loads(run.read_text(encoding="utf-8")).get("profile", "unknown")
+        record = json.loads(run.read_text(encoding="utf-8"))
+        return "changed" if record.get("changed") else record.get("profile", "unknown")
     return _legacy_header(out).get("profile", "unknown") if (out / name / f"{name}.ipynb").is_file() else "none"
 
 
@@ -308,16 +438,24 @@ def _legacy_header(out: Path) -> dict[str, str]:
 
 
 def _run_one(
-    spec: NotebookSpec, profile: str, seed: int, out: Path, root: Path, interval: float | None
+    spec: NotebookSpec,
+    profile: str,
+    seed: int,
+    out: Path,
+    root: Path,
+    interval: float | None,
+    changes: dict | None = None,
 ) -> NotebookResult:
-    """Execute one notebook with papermill and write its run.json; never raises."""
+    """Execute one notebook with papermill (the profile's parameters, then ``changes``) and write its run.json;
+    never raises."""
     folder = out / spec.name
     folder.mkdir(parents=True, exist_ok=True)
     for stale in [*folder.glob("*.png"), *folder.glob("*.csv"), folder / RUN_FILE]:
         stale.unlink(missing_ok=True)  # the folder shows this run only
     executed = folder / f"{spec.name}.ipynb"
     # output_dir relative to the notebook's working directory: no machine path in the executed notebook
-    parameters = {"seed": seed, **spec.parameters[profile], "output_dir": relative(folder, spec.path.parent)}
+    parameters = {"seed": seed, **spec.parameters[profile], **(changes or {})}
+    parameters["output_dir"] = relative(folder, spec.path.parent)
     started = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
     revision = git_revision(root, report=out)  # before the run: what it writes into the report is not a change
     start = time.perf_counter()
@@ -337,6 +475,8 @@ def _run_one(
         "started": started,
         "environment": _environment(),
     }
+    if changes:
+        record["changed"] = dict(changes)
     (folder / RUN_FILE).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return _result(folder, record)
 
@@ -517,12 +657,17 @@ def table_verdicts(table: Path) -> list[str]:
 
 
 def comparison_markdown(
-    results: list[NotebookResult], out: Path | None, heading: str = "##", link=lambda result: f"#{result.name}"
+    results: list[NotebookResult],
+    out: Path | None,
+    heading: str = "##",
+    link=lambda result: f"#{result.name}",
+    source=None,
 ) -> list[str]:
     """The "Published vs reproduced" section: verdict counts per paper, then every comparison table.
 
     ``out`` is the report folder the CSV links are made relative to; None leaves the tables unlinked.
-    ``link(result)`` is where a paper's title points (default: its section of the index).
+    ``link(result)`` is where a paper's title points (default: its section of the index). ``source(result)``, if
+    given, is the page of the notebook that computed a table, linked under the table's heading.
     """
     found = [(r, t) for r in results for t in r.tables if is_comparison(t)]
     if not found:
@@ -547,5 +692,7 @@ def comparison_markdown(
     for r, table in found:
         note = f" ({NOT_COMPARABLE})" if r.profile != "full" else ""
         lines += ["", f"{heading}# {r.title}{note}"]
+        if source is not None:
+            lines += ["", f"Computed in [the notebook]({source(r)})."]
         lines += table_markdown(table, table.name, relative(table, out) if out else None, limit=None)
     return lines

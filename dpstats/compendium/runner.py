@@ -11,7 +11,9 @@ Used by :mod:`dpstats.compendium.reports` only. The kernel is started with
 
 While the notebook runs, a line ``name  elapsed  cell i/n  <the notebook's latest progress bar>`` is printed every
 ``interval`` seconds. Afterwards the executed notebook is tidied: progress-bar redraws are collapsed to their final
-state and no absolute path of this machine is left in its metadata.
+state, and no absolute path of this machine is left in its metadata or its printed text (:func:`scrub_paths`: a
+warning's ``/tmp/ipykernel_…/….py:7:`` becomes ``<cell>:7:``, a file of the repository its path in it, an installed
+package's ``<site-packages>/…``, the data folder ``$DPSTATS_DATA``).
 """
 
 from __future__ import annotations
@@ -139,18 +141,58 @@ def summarize_error(err: BaseException) -> str:
 
 
 def tidy(path: Path, root: Path) -> None:
-    """Collapse progress-bar redraws in stream outputs; make papermill's recorded paths relative to ``root``."""
+    """Collapse progress-bar redraws in stream outputs, scrub machine paths from printed text (:func:`scrub_paths`)
+    and make papermill's recorded paths relative to ``root``."""
     import nbformat
 
     notebook = nbformat.read(path, as_version=4)
     for cell in notebook.cells:
         if "outputs" in cell:
             cell["outputs"] = _coalesce_streams(cell["outputs"])
+            scrub_outputs(cell["outputs"], root)
     meta = notebook.metadata.get("papermill", {})
     for key in ("input_path", "output_path"):
-        if meta.get(key):
+        if meta.get(key) and Path(meta[key]).is_absolute():
             meta[key] = relative(Path(meta[key]), root)
     nbformat.write(notebook, path)
+
+
+_KERNEL_CELL = re.compile(r"/(?:[\w.-]+/)*ipykernel_\d+/\d+\.py")  # where IPython puts a cell's code
+_SITE_PACKAGES = re.compile(r"(?:[A-Za-z]:)?[^\s:'\"]*[/\\](?:site|dist)-packages(?=[/\\])")
+
+
+def scrub_paths(text: str, root: Path) -> str:
+    """``text`` without the absolute paths of this machine: the cell a warning points at as ``<cell>``, files of
+    the repository ``root`` relative to it, installed packages under ``<site-packages>``, and the data folder
+    (:func:`dpstats.compendium.datasets.data_home`) as ``$DPSTATS_DATA``."""
+    from .datasets import data_home
+
+    text = _KERNEL_CELL.sub("<cell>", text)
+    text = _SITE_PACKAGES.sub("<site-packages>", text)
+    for folder, name in ((Path(root).resolve(), "."), (data_home().resolve(), "$DPSTATS_DATA")):
+        prefix = folder.as_posix()
+        if len(prefix) > 1:  # never rewrite "/"
+            inside = "" if name == "." else f"{name}/"  # <root>/dpstats/x.py -> dpstats/x.py
+            text = re.sub(re.escape(prefix) + r"/(?=[\w.$-])", lambda _, s=inside: s, text)
+            text = re.sub(re.escape(prefix) + r"(?![\w.-])", lambda _, n=name: n, text)
+    return text
+
+
+def scrub_outputs(outputs: list, root: Path) -> None:
+    """Apply :func:`scrub_paths` to the printed text of ``outputs`` (streams, errors, plain-text results)."""
+    for output in outputs:
+        if output.get("output_type") == "stream":
+            output["text"] = scrub_paths(_text(output["text"]), root)
+        elif output.get("output_type") == "error":
+            output["evalue"] = scrub_paths(output.get("evalue", ""), root)
+            output["traceback"] = [scrub_paths(line, root) for line in output.get("traceback", [])]
+        for kind in ("text/plain", "text/markdown", "text/html"):
+            if kind in output.get("data", {}):
+                output["data"][kind] = scrub_paths(_text(output["data"][kind]), root)
+
+
+def _text(value) -> str:
+    return "".join(value) if isinstance(value, list) else value
 
 
 def _coalesce_streams(outputs: list) -> list:

@@ -94,6 +94,7 @@ from ..preprocessing import RADIUS_SHARE, to_unit_rows
 from ._bingham import OUTPUT_BITS, bingham_scale, check_certifiable, on_output_grid, score_sensitivity
 from ._covariance import amin_eigen
 from ._dong import pca_dong
+from ._previews import pca_ag_preview
 
 __all__ = ["pca", "pca_ag", "pca_ppca", "pca_ppm", "pca_sn", "second_moment", "top_components"]
 
@@ -247,6 +248,7 @@ def _no_k(function):
     "Analyze Gauss: the Gram matrix XᵀX plus symmetric Gaussian noise",
     "pca_ag",
     {**privacy("approx"), "calibration": Options("analytic", "classic"), "clip": Flag(), **UNITS, **NOISE},
+    preview=pca_ag_preview,
 )
 @named_rows("features")
 def pca_ag(

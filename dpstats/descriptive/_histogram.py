@@ -31,6 +31,7 @@ from ..exceptions import DataValidationError, OutOfBoundsError, ParameterError
 from ..noise.release import Statistic
 from ..noise.selection import MAX_GROUPS
 from ._grouped import grouped
+from ._previews import histogram_preview
 
 __all__ = ["MAX_BINS", "histogram"]
 
@@ -60,6 +61,7 @@ MAX_BINS = 2**24
     },
     engines=("numpy", "dask"),
     cases="dpstats.descriptive._cases:histogram",
+    preview=histogram_preview,
 )
 def histogram(
     x,

@@ -76,6 +76,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import partial
 
 import numpy as np
 
@@ -84,13 +85,14 @@ from .._engine import Bounded, as_array, bound_rows, bounded_sums, engine_of, ta
 from .._engine.tables import TableSource, from_table
 from .._kernels.fixed_point import BoundedSums
 from .._registry import declare
-from .._release import plan, release, split_budget
+from .._release import plan, release, split_budget, unit_ratio_statements
 from .._validation import check_bounds
 from ..accounting import Accountant, Relation
 from ..exceptions import DataValidationError, ParameterError
 from ..noise.release import Statistic
 from ..noise.selection import MAX_GROUPS
 from ._grouped import grouped
+from ._previews import count_preview, mean_preview, sum_preview, variance_preview
 
 __all__ = ["count", "mean", "sum", "variance"]
 
@@ -172,7 +174,7 @@ _OF_VALUES = {
 }
 
 
-def _declared(statistic: str, cases: str, **parameters):
+def _declared(statistic: str, cases: str, preview=None, **parameters):
     return declare(
         family="descriptive",
         statistic=statistic,
@@ -180,6 +182,7 @@ def _declared(statistic: str, cases: str, **parameters):
         parameters={**_OF_VALUES, **parameters},
         engines=("numpy", "dask"),
         cases=f"dpstats.descriptive._cases:{cases}",
+        preview=preview,
     )
 
 
@@ -190,7 +193,9 @@ def _per_record(unit, transform):
     return np.frompyfunc(transform, 1, 1)(unit)
 
 
-@_declared("the mean of bounded values (per column, per key)", "mean")
+@_declared(
+    "the mean of bounded values (per column, per key)", "mean", preview=partial(mean_preview, shares=UNIT_MEAN_SHARES)
+)
 def mean(
     x,
     epsilon: float,
@@ -439,8 +444,15 @@ def _unit_mean(rec: _Records, epsilon: float, delta: float, weights, rng, accoun
     if m > 1:
         plans.append(plan(stats.count, [stats.count_sensitivity], *shares[1], noise=noise, units="rows"))
     released = "shifted sum and record count" if m > 1 else "shifted sum (record count = N, public)"
+    reported = unit_ratio_statements(plans, units, stats.shifted_sensitivity / m)  # the mean's error, not S̃'s
     noisy = release(
-        "mean", plans, rng=rng, accountant=accountant, note=f"{rec.units.note()}{released}", relation=Relation.UNIT
+        "mean",
+        plans,
+        rng=rng,
+        accountant=accountant,
+        note=f"{rec.units.note()}{released}",
+        relation=Relation.UNIT,
+        reported=reported,
     )
     count = max(noisy[1], units) if m > 1 else units
     return _shaped(stats.midpoint + np.asarray(noisy[0]) / count)
@@ -452,7 +464,11 @@ def _shaped(values):
     return float(values) if values.ndim == 0 else values
 
 
-@_declared("the population variance of bounded values (per column, per key)", "variance")
+@_declared(
+    "the population variance of bounded values (per column, per key)",
+    "variance",
+    preview=partial(variance_preview, shares=UNIT_VARIANCE_SHARES),
+)
 def variance(
     x,
     epsilon: float,
@@ -605,14 +621,21 @@ def _unit_variance(rec: _Records, epsilon: float, delta: float, weights, rng, ac
     if m > 1:
         plans.append(plan(stats.count, [stats.count_sensitivity], *shares[2], noise=noise, units="rows"))
     released = "shifted sum of squares, shifted sum" + (" and record count" if m > 1 else " (record count = N, public)")
+    reported = unit_ratio_statements(plans, units, stats.shifted_sensitivity / m, variance=True)
     noisy = release(
-        "variance", plans, rng=rng, accountant=accountant, note=f"{rec.units.note()}{released}", relation=Relation.UNIT
+        "variance",
+        plans,
+        rng=rng,
+        accountant=accountant,
+        note=f"{rec.units.note()}{released}",
+        relation=Relation.UNIT,
+        reported=reported,
     )
     count = max(noisy[2], units) if m > 1 else units
     return _shaped(np.asarray(noisy[0]) / count - (np.asarray(noisy[1]) / count) ** 2)
 
 
-@_declared("the sum of bounded values (per column, per key)", "sum")
+@_declared("the sum of bounded values (per column, per key)", "sum", preview=sum_preview)
 def sum(  # noqa: A001 (dps.sum, as numpy.sum)
     x,
     epsilon: float,
@@ -717,6 +740,7 @@ def sum(  # noqa: A001 (dps.sum, as numpy.sum)
     parameters={**privacy(), **grouping(MAX_GROUPS), **UNITS, **NOISE},
     engines=("numpy", "dask"),
     cases="dpstats.descriptive._cases:count",
+    preview=count_preview,
 )
 def count(
     x,

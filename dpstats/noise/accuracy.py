@@ -13,7 +13,13 @@ computed before any data is touched:
 With ``delta=0`` the noise is (discrete) Laplace; with ``delta > 0`` (discrete) Gaussian, and δ stays as given
 (choose it from n, e.g. well below 1/n; it is not traded for accuracy here).
 
-Mechanisms (replace one row, n public; the sensitivities derived in their docstrings):
+**Any release with a preview.** ``mechanism`` may be the release itself (``dps.mean``, ``dps.histogram``, ...):
+then the plan is its declared preview (:func:`dpstats.preview`: the release's own sensitivity and calibration, row
+or unit level), given the same public arguments as ``dps.preview`` (``bounds``, ``n``, ``units``, ``max_rows``,
+``bins``, ``d``), at the 95 % the ledger states. The names below are the four mechanisms this module knew before
+the releases declared their previews; they stay for existing code.
+
+Mechanisms by name (replace one row, n public; the sensitivities derived in their docstrings):
 
 ========== ============================================== ============================== ==========================
 mechanism   sensitivity per coordinate                     coordinates                    units of the error
@@ -91,13 +97,15 @@ def error_for_epsilon(
     coordinates: int = 1,
     units: str = "units of the release",
     confidence: float = 0.95,
+    **public,
 ) -> Accuracy:
     """The noise, and the half-width of a ``confidence`` interval of the error, that (ε, δ) buys.
 
     Parameters
     ----------
-    mechanism : {"mean", "variance", "histogram", "pca_ag", "custom"}
-        The release (see the module docstring); "custom" takes ``sensitivity`` and ``coordinates``.
+    mechanism : a dpstats release, or {"mean", "variance", "histogram", "pca_ag", "custom"}
+        The release (``dps.mean``: its declared preview), or a name (see the module docstring); "custom" takes
+        ``sensitivity`` and ``coordinates``.
     epsilon : float
         ε > 0.
     delta : float, default 0
@@ -116,7 +124,10 @@ def error_for_epsilon(
     units : str
         "custom": the release's units, for the statement.
     confidence : float, default 0.95
-        Probability that a coordinate's error is within the half-width, in (0, 1).
+        Probability that a coordinate's error is within the half-width, in (0, 1) (0.95 for a release).
+    **public
+        For a release: its further public arguments (``max_rows``, ``bins``), as ``dps.preview``; ``units`` is then
+        its public number of privacy units.
 
     Returns
     -------
@@ -129,7 +140,7 @@ def error_for_epsilon(
     >>> round(plan.half_width, 2)  # the mean of ages in [0, 100] over 1000 people, at epsilon = 0.5
     0.6
     """
-    release = _Release.of(mechanism, delta, bounds, n, d, sensitivity, coordinates, units)
+    release = _planned(mechanism, delta, bounds, n, d, sensitivity, coordinates, units, confidence, public)
     return release.at(check_epsilon(epsilon), _check_confidence(confidence))
 
 
@@ -145,10 +156,12 @@ def epsilon_for_error(
     coordinates: int = 1,
     units: str = "units of the release",
     confidence: float = 0.95,
+    **public,
 ) -> Accuracy:
     """The smallest ε (at the given δ) whose release is within ± ``error`` of the exact statistic with probability
     ``confidence``, in each coordinate. Parameters as in :func:`error_for_epsilon`, with ``error`` > 0 in the
-    release's units (data units for a mean) instead of ε.
+    release's units (data units for a mean) instead of ε; ``mechanism`` may be the release itself
+    (``epsilon_for_error(dps.mean, 1.0, bounds=(0, 100), units=400, max_rows=5)``).
 
     Returns
     -------
@@ -163,7 +176,7 @@ def epsilon_for_error(
     >>> round(plan.epsilon, 3), plan.half_width <= 1.0
     (0.3, True)
     """
-    release = _Release.of(mechanism, delta, bounds, n, d, sensitivity, coordinates, units)
+    release = _planned(mechanism, delta, bounds, n, d, sensitivity, coordinates, units, confidence, public)
     error, confidence = _positive(error, "error"), _check_confidence(confidence)
     lo, hi = 1.0, 1.0  # lo buys more error than asked, hi at most the error asked
     while release.at(hi, confidence).half_width > error:
@@ -184,6 +197,42 @@ def epsilon_for_error(
         else:
             lo = mid
     return release.at(hi, confidence)
+
+
+def _planned(mechanism, delta, bounds, n, d, sensitivity, coordinates, units, confidence, public):
+    """The release to plan: a declared release's preview, or a mechanism by name."""
+    declaration = getattr(mechanism, "declaration", None)
+    if declaration is None:
+        if public:
+            raise ParameterError(f"{sorted(public)} apply to a release given itself (dps.mean, ...), not by name")
+        return _Release.of(mechanism, delta, bounds, n, d, sensitivity, coordinates, units)
+    if _check_confidence(confidence) != 0.95:
+        raise ParameterError(f"a release's preview states 95 % intervals, as its ledger; got confidence={confidence!r}")
+    if sensitivity is not None:
+        raise ParameterError("sensitivity applies to mechanism='custom'; a release knows its own")
+    given = {k: v for k, v in {"bounds": bounds, "n": n, "d": d}.items() if v is not None}
+    if units != "units of the release":  # for a release, units= is its public number of privacy units
+        given["units"] = units
+    return _Previewed(mechanism, delta, {**given, **public})
+
+
+@dataclass(frozen=True)
+class _Previewed:
+    """A declared release planned through its preview (dps.preview), at any ε."""
+
+    release: object
+    delta: float
+    public: dict
+
+    def at(self, epsilon: float, confidence: float) -> Accuracy:
+        preview = self.release.declaration.preview  # the declared function (dps.preview checks eps/delta first)
+        planned = getattr(self.release, "__name__", "release")
+        from .._validation import check_delta
+
+        result = preview(epsilon, check_delta(self.delta), **self.public)
+        if len(result.statements) != 1:
+            raise ParameterError(f"{planned}: this call adds no single noise to plan ({result.note or 'no noise'})")
+        return Accuracy(result.release, epsilon, self.delta, result.statements[0])  # the ε and δ to pass
 
 
 @dataclass(frozen=True)
