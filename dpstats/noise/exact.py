@@ -14,7 +14,11 @@ Vectorisation
 -------------
 Each rejection loop runs on whole arrays: a round draws for all elements still
 pending and keeps the indices of those that continue, so Python loops over
-rounds (few, and shrinking geometrically), never over elements. Rejection
+rounds (few, and shrinking geometrically), never over elements. A call for at
+most :data:`dpstats.noise._small.SMALL` draws (one release of one number) runs
+the same samplers on Python lists instead (:mod:`dpstats.noise._small`): the
+same draws in the same order, so the same output, without NumPy's fixed cost per
+operation on arrays of a few elements. Rejection
 samplers draw a batch of proposals, keep the accepted ones in proposal order and
 draw more until enough are kept; accepted proposals of an i.i.d. sequence are
 i.i.d. from the target, so keeping the first ``n`` of them is exact. A batch
@@ -32,6 +36,7 @@ error (``OverflowError``); each public function states how unlikely that is.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -40,6 +45,7 @@ import numpy as np
 
 from .._validation import check_int
 from ..exceptions import ParameterError
+from . import _small
 from ._bernoulli import (
     INT64_MAX,
     bernoulli_exp,
@@ -203,8 +209,18 @@ def discrete_laplace(scale_num, scale_den, size, rng) -> np.ndarray:
     g = math.gcd(t, s)
     t, s = t // g, s // g
     shape = output_shape(size)
-    out = _rejection_fill(math.prod(shape), lambda k: _laplace_batch(t, s, k, rng), _LAPLACE_RATE)
+    n = math.prod(shape)
+    if n <= _small.SMALL:
+        return _small_output(_small.laplace_sample(t, s, n, _LAPLACE_RATE, _BATCH_MAX, rng), shape)
+    out = _rejection_fill(n, lambda k: _laplace_batch(t, s, k, rng), _LAPLACE_RATE)
     return to_int64(out).reshape(shape)
+
+
+def _small_output(values: list[int], shape: tuple[int, ...]) -> np.ndarray:
+    """The draws of the small path as the vectorised path returns them (int64; OverflowError as :func:`to_int64`)."""
+    if any(not -INT64_MAX <= v <= INT64_MAX for v in values):
+        return to_int64(np.array(values, dtype=object))  # raises
+    return np.array(values, dtype=np.int64).reshape(shape)
 
 
 # ----------------------------------------------------------------------------- discrete Gaussian
@@ -429,8 +445,13 @@ def discrete_gaussian_plan(sigma2_num, sigma2_den) -> DiscreteGaussianPlan:
     (ε, δ)-DP, adding the sampled noise is (ε + 2dη, e^(dη)·δ)-DP, as every
     output probability moves by a factor within e^(±dη).
     """
-    num = check_int(sigma2_num, "sigma2_num", low=1)
-    den = check_int(sigma2_den, "sigma2_den", low=1)
+    return _plan(check_int(sigma2_num, "sigma2_num", low=1), check_int(sigma2_den, "sigma2_den", low=1))
+
+
+@functools.lru_cache(maxsize=1024)
+def _plan(num: int, den: int) -> DiscreteGaussianPlan:
+    """:func:`discrete_gaussian_plan` of validated ints, cached: a pure function of public numbers, and a release
+    asks for the same σ² again and again (an audit, a session of means)."""
     sigma2 = Fraction(num, den)
     if sigma2.denominator > _SIGMA2_DEN_MAX:
         sigma2 = Fraction(math.ceil(sigma2 * _SIGMA2_DEN_MAX), _SIGMA2_DEN_MAX)
@@ -500,6 +521,12 @@ def discrete_gaussian(sigma2_num, sigma2_den, size, rng) -> np.ndarray:
     plan = discrete_gaussian_plan(sigma2_num, sigma2_den)
     shape = output_shape(size)
     n = math.prod(shape)
+    if n <= _small.SMALL:
+        draw = functools.partial(_small.gaussian_sample, n=n, rate=_GAUSSIAN_RATE, batch_max=_BATCH_MAX, rng=rng)
+        values = draw(_DirectGaussian(plan.base))
+        for a, outer in reversed(plan.levels):
+            values = [(v << a) + b for v, b in zip(values, draw(_DirectGaussian(outer)), strict=True)]
+        return _small_output(values, shape)
     x = _DirectGaussian(plan.base).sample(n, rng)
     for a, outer in reversed(plan.levels):
         x = _shift_add(x, a, _DirectGaussian(outer).sample(n, rng))
