@@ -138,6 +138,7 @@ def test_bounds_scan_in_blocks_matches_numpy_and_sees_every_block(monkeypatch, s
 
     # Blocks of 16 values: many blocks of records, whichever axis the records lie along.
     monkeypatch.setattr("dpstats._kernels.fixed_point._SUM_BLOCK_VALUES", 16)
+    monkeypatch.setattr("dpstats._kernels.fixed_point._ADDED_BLOCK_VALUES", 16)
     x = np.random.default_rng(0).uniform(-1, 1, shape)
     records = None if axis is None else axis % x.ndim
     out_shape = () if records is None else x.shape[:records] + x.shape[records + 1 :]

@@ -7,6 +7,20 @@ integers: within a block every partial sum stays below 2^53 (so the float additi
 blocks are added in int64 / Python integers. Sums of squares split each integer q = a·2^13 + b so that a², ab and
 b² sum exactly too. See :mod:`dpstats.noise.release` for how the results are released.
 
+**Rounding and summing in two passes** (the sums, ``squares=False``). With h = 2^-k and C = 3·2^(51−k), every value
+x within the bounds has |x| <= 2^(36−k), so the exact sum x + C lies in [2^(52−k), 2^(53−k)), where the doubles
+are exactly the multiples of 2^-k. The floating-point addition rounds x + C to the nearest of them, ties to the
+one whose last mantissa bit is even: fl(x + C) = C + q·h with q the integer nearest to x/h, ties to even — exactly
+``rint(x/h)`` (x/h itself is exact: a power-of-two scaling that cannot overflow here, and where it underflows both
+are 0). In that binade the bit pattern of a double is linear in it: bits(fl(x + C)) = bits(C) + q. So one addition
+rounds a block to the grid, and the sum of its bit patterns read as unsigned 64-bit integers (which wrap modulo
+2^64, exactly) is Σq + rows·bits(C) mod 2^64; as |Σq| < 2^63, subtracting rows·bits(C) modulo 2^64 gives Σq
+exactly. This replaces a multiplication, a rounding and a floating-point sum (three passes) by an addition and an
+integer sum; the bounds check before it is exact as before (comparisons of the values themselves; with a lower
+bound of +0 one comparison of bit patterns, which order non-negative doubles as their values: a negative value, a
+−0, a NaN or a value above the upper bound has a larger unsigned pattern than the upper bound, and such a block is
+checked again by value). The integer sums are the same whatever the method, so every path gives the same result.
+
 Everything here works on NumPy chunks and adds up with ``+``; the engines (:mod:`dpstats._engine`) decide how the
 chunks are read.
 """
@@ -28,6 +42,8 @@ _SUM_BITS = 36  # fixed-point bits of a record for sums: |q| <= 2^36, blocks of 
 _SQUARE_BITS = 26  # for sums of squares: q = a·2^13 + b with |a|, |b| <= 2^13
 _SPLIT = 2.0**13
 _SUM_BLOCK_VALUES = 1 << 16
+_ADDED_BLOCK_VALUES = 1 << 17  # blocks of the two-pass sums (exact for any size below 2^26 rows: |Σq| < 2^63)
+_MAGIC_K_MIN = -971  # C = 3·2^(51−k) and every fl(x + C) < 2^(53−k) finite: k >= -970 (bounds below 2^1006)
 
 
 @dataclass(frozen=True)
@@ -105,9 +121,12 @@ class FixedPoint:
         """Check and sum records (rows of a 2-D array, one column per output coordinate), block by block.
 
         Each block is read from memory once; its check, rounding and sums run while it is in cache, in reused
-        buffers. Every partial sum of a block stays below 2^53, so it is exact in floating point in any order of
-        the additions (``einsum``'s vectorised loops; BLAS is avoided, whose threads wake up too slowly for a
-        block); the block results are integers, added exactly at the end."""
+        buffers. Sums are rounded and added in two passes (module docstring); sums of squares are rounded by a
+        multiplication and ``rint``, and every partial sum of a block stays below 2^53, so it is exact in floating
+        point in any order of the additions (``einsum``'s vectorised loops; BLAS is avoided, whose threads wake up
+        too slowly for a block); the block results are integers, added exactly at the end."""
+        if not self.squares and records.dtype == np.float64 and (-self.exponent >= _MAGIC_K_MIN).all():
+            return self._chunk_sums_added(records, clip)
         scale = np.ldexp(1.0, -self.exponent)  # 1/h, exact
         n, m = records.shape
         rows = max(1, _SUM_BLOCK_VALUES // m)
@@ -141,6 +160,46 @@ class FixedPoint:
         totals = [_exact_total(found[0], rows * 2.0**bits)]
         totals += [_exact_total(part, rows * 2.0**26) for part in found[1:]]
         return ChunkSums(n, totals[0], tuple(totals[1:]) if self.squares else None)
+
+    def _chunk_sums_added(self, records: np.ndarray, clip: bool) -> ChunkSums:
+        """:meth:`chunk_sums` without squares: each block rounded by one addition of C and summed as integers
+        (module docstring, "Rounding and summing in two passes")."""
+        magic = np.ldexp(3.0, 51 + self.exponent)  # C = 3·2^(51−k) per coordinate, h = 2^-k
+        n, m = records.shape
+        if m == 1:  # one coordinate: 1-D blocks, scalar comparisons
+            records, magic = records[:, 0], magic[0]
+        rows = max(1, _ADDED_BLOCK_VALUES // m)
+        blocks = -(-n // rows)
+        found = np.empty((blocks, m), dtype=np.uint64)
+        q_buffer = np.empty((min(rows, n),) + records.shape[1:])
+        inside = self._inside_clipped if clip else self._inside_checker()
+        for j in range(blocks):
+            block = records[j * rows : (j + 1) * rows]
+            if not inside(block):
+                return self._violations(records.reshape(n, m), clip)
+            q = q_buffer[: block.shape[0]]
+            if clip:
+                np.clip(block, self.lo if m > 1 else self.lo[0], self.hi if m > 1 else self.hi[0], out=q)
+                block = q
+            np.add(block, magic, out=q)
+            found[j] = np.add.reduce(q.view(np.uint64), axis=0)
+        counts = np.full((blocks, 1), rows, dtype=np.uint64)
+        counts[-1] = n - (blocks - 1) * rows
+        exact = (found - counts * np.atleast_1d(magic).view(np.uint64)).view(np.int64)  # true |Σq| < 2^63
+        return ChunkSums(n, _exact_total(exact, rows * 2.0**_SUM_BITS), None)
+
+    def _inside_checker(self):
+        """:meth:`_inside`, in one pass when every lower bound is +0: then a value is within [0, hi] iff its bit
+        pattern, as an unsigned integer, is at most that of hi (a negative value, −0 and NaN have the sign bit or
+        NaN's exponent); a block that fails is checked again by value (−0 is within the bounds). Blocks of one
+        coordinate may be 1-D."""
+        if self.lo.dtype != np.float64 or self.hi.dtype != np.float64 or self.lo.view(np.uint64).any():
+            return self._inside
+        top = self.hi.view(np.uint64)
+        if top.size == 1:
+            top = top[0]
+            return lambda block: block.view(np.uint64).max() <= top or self._inside(block)
+        return lambda block: bool((block.view(np.uint64).max(axis=0) <= top).all()) or self._inside(block)
 
     def quantized(self, records: np.ndarray, clip: bool) -> np.ndarray:
         """q = round(x/h) of every value of the 2-D ``records`` (clipped to the bounds first with ``clip``), exact
