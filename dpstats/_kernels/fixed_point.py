@@ -27,7 +27,8 @@ chunks are read.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
@@ -103,10 +104,19 @@ class FixedPoint:
     hi: np.ndarray
     exponent: np.ndarray
     squares: bool
+    _public: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # shape -> unit, q_lo, q_hi
 
     @classmethod
     def of(cls, lower: np.ndarray, upper: np.ndarray, squares: bool) -> FixedPoint:
-        lo, hi = lower.reshape(-1), upper.reshape(-1)
+        """The grid of the bounds (float64 copies, read-only); cached for a few coordinates, as a pure function of
+        public bounds that a session or an audit passes again and again."""
+        lo, hi = np.array(lower, dtype=np.float64).reshape(-1), np.array(upper, dtype=np.float64).reshape(-1)
+        if lo.size <= _CACHED_COORDINATES:
+            return _grid_of(lo.tobytes(), hi.tobytes(), squares)
+        return cls._of(lo, hi, squares)
+
+    @classmethod
+    def _of(cls, lo: np.ndarray, hi: np.ndarray, squares: bool) -> FixedPoint:
         bits = _SQUARE_BITS if squares else _SUM_BITS
         magnitude = np.maximum(np.abs(lo), np.abs(hi))
         if (magnitude < 2.0**-900).any():
@@ -115,6 +125,8 @@ class FixedPoint:
                 "the fixed-point grid of the records; rescale the data"
             )
         exponent = np.ceil(np.log2(magnitude)).astype(int) - bits
+        for array in (lo, hi, exponent):
+            array.flags.writeable = False
         return cls(lo, hi, exponent, squares)
 
     def chunk_sums(self, records: np.ndarray, clip: bool) -> ChunkSums:
@@ -186,6 +198,8 @@ class FixedPoint:
         counts = np.full((blocks, 1), rows, dtype=np.uint64)
         counts[-1] = n - (blocks - 1) * rows
         exact = (found - counts * np.atleast_1d(magic).view(np.uint64)).view(np.int64)  # true |Σq| < 2^63
+        if blocks == 1:
+            return ChunkSums(n, exact[0].astype(object), None)
         return ChunkSums(n, _exact_total(exact, rows * 2.0**_SUM_BITS), None)
 
     def _inside_checker(self):
@@ -233,17 +247,31 @@ class FixedPoint:
         if self.squares:
             aa, ab, bb = found.parts
             squares = _reshape(aa * (1 << 26) + ab * (1 << 14) + bb, shape)
-        unit = _reshape(np.array([Fraction(2) ** int(e) for e in self.exponent], dtype=object), shape)
-        scale = np.ldexp(1.0, -self.exponent)
-        q_lo, q_hi = np.rint(self.lo * scale), np.rint(self.hi * scale)
-        return BoundedSums(
-            found.n,
-            unit,
-            q_lo.astype(np.int64).reshape(shape),
-            q_hi.astype(np.int64).reshape(shape),
-            _reshape(found.sums, shape),
-            squares,
-        )
+        unit, q_lo, q_hi = self.public(shape)
+        return BoundedSums(found.n, unit, q_lo, q_hi, _reshape(found.sums, shape), squares)
+
+    def public(self, shape: tuple[int, ...]) -> tuple:
+        """h and the rounded bounds (unit, q_lo, q_hi) in ``shape``: public, computed once per grid and shape, and
+        read-only (shared by the results)."""
+        found = self._public.get(shape)
+        if found is None:
+            unit = _reshape(np.array([Fraction(2) ** int(e) for e in self.exponent], dtype=object), shape)
+            scale = np.ldexp(1.0, -self.exponent)
+            q_lo = np.rint(self.lo * scale).astype(np.int64).reshape(shape)
+            q_hi = np.rint(self.hi * scale).astype(np.int64).reshape(shape)
+            for array in (unit, q_lo, q_hi):
+                if isinstance(array, np.ndarray):
+                    array.flags.writeable = False
+            found = self._public[shape] = (unit, q_lo, q_hi)
+        return found
+
+
+_CACHED_COORDINATES = 64  # grids of at most this many coordinates are cached (FixedPoint.of)
+
+
+@functools.lru_cache(maxsize=256)
+def _grid_of(lo: bytes, hi: bytes, squares: bool) -> FixedPoint:
+    return FixedPoint._of(np.frombuffer(lo, dtype=np.float64), np.frombuffer(hi, dtype=np.float64), squares)
 
 
 @dataclass(frozen=True)

@@ -204,11 +204,11 @@ def discrete_laplace(scale_num, scale_den, size, rng) -> np.ndarray:
     Canonne, Kamath & Steinke, "The Discrete Gaussian for Differential Privacy",
     NeurIPS 2020 (arXiv:2004.00010), Algorithm 2.
     """
-    t = check_int(scale_num, "scale_num", low=1, high=INT64_MAX)
-    s = check_int(scale_den, "scale_den", low=1, high=INT64_MAX)
+    t = _check_int(scale_num, "scale_num", INT64_MAX)
+    s = _check_int(scale_den, "scale_den", INT64_MAX)
     g = math.gcd(t, s)
     t, s = t // g, s // g
-    shape = output_shape(size)
+    shape = _output_shape(size)
     n = math.prod(shape)
     if n <= _small.SMALL:
         return _small_output(_small.laplace_sample(t, s, n, _LAPLACE_RATE, _BATCH_MAX, rng), shape)
@@ -445,7 +445,19 @@ def discrete_gaussian_plan(sigma2_num, sigma2_den) -> DiscreteGaussianPlan:
     (ε, δ)-DP, adding the sampled noise is (ε + 2dη, e^(dη)·δ)-DP, as every
     output probability moves by a factor within e^(±dη).
     """
-    return _plan(check_int(sigma2_num, "sigma2_num", low=1), check_int(sigma2_den, "sigma2_den", low=1))
+    return _plan(_check_int(sigma2_num, "sigma2_num"), _check_int(sigma2_den, "sigma2_den"))
+
+
+def _check_int(value, name: str, high: int | None = None) -> int:
+    """``check_int(value, name, low=1, high=high)``, with a fast path for a Python int (the samplers' usual input)."""
+    if type(value) is int and value >= 1 and (high is None or value <= high):
+        return value
+    return check_int(value, name, low=1, high=high)
+
+
+def _output_shape(size) -> tuple[int, ...]:
+    """:func:`output_shape`, with a fast path for the shape of one number."""
+    return () if size is None or (type(size) is tuple and not size) else output_shape(size)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -519,7 +531,7 @@ def discrete_gaussian(sigma2_num, sigma2_den, size, rng) -> np.ndarray:
     NeurIPS 2020 (arXiv:2004.00010), Algorithms 1–3.
     """
     plan = discrete_gaussian_plan(sigma2_num, sigma2_den)
-    shape = output_shape(size)
+    shape = _output_shape(size)
     n = math.prod(shape)
     if n <= _small.SMALL:
         draw = functools.partial(_small.gaussian_sample, n=n, rate=_GAUSSIAN_RATE, batch_max=_BATCH_MAX, rng=rng)

@@ -39,6 +39,7 @@ reproducing published numbers and for speed comparisons; it warns with
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from dataclasses import dataclass
@@ -80,6 +81,8 @@ _LAPLACE_SCALE_DENOMINATOR = 2**10
 #: The largest discrete Gaussian σ (in grid units) the grid layer asks for; the sampler goes to 2^60.
 _MAX_GAUSSIAN_SIGMA = 2.0**56
 _INT64_SAFE = 2**62
+#: Calibrations of statistics with at most this many units are cached (:func:`make_noise`).
+_CACHED_UNITS = 256
 
 
 @dataclass(frozen=True)
@@ -146,7 +149,7 @@ class _GridNoise(Noise):
         return root * float(self.grid)
 
     def half_width(self, confidence: float = 0.95) -> float:
-        return grid_half_width(self.kind, self.scale, self.grid, confidence)
+        return _grid_half_width(self.kind, self.scale, self.grid, confidence)
 
     def apply(self, statistic: Statistic, rng: np.random.Generator) -> np.ndarray:
         """Round the statistic to the grid (exactly), add exact integer noise, scale back.
@@ -158,13 +161,13 @@ class _GridNoise(Noise):
         rounded = self._rounded(statistic)
         shape = np.shape(rounded)
         norm = "l1" if self.kind == "laplace" else "l2"
-        observe(f"statistic on the grid {float(self.grid):g}", rounded, sensitivity=self.event.sensitivity, norm=norm)
+        observe(_grid_name(self.grid), rounded, sensitivity=self.event.sensitivity, norm=norm)
 
         def sample():
-            if self.kind == "laplace":
-                noise = discrete_laplace(self.scale.numerator, self.scale.denominator, shape, rng)
-            else:
-                noise = discrete_gaussian(self.scale.numerator, self.scale.denominator, shape, rng)
+            sampler = discrete_laplace if self.kind == "laplace" else discrete_gaussian
+            noise = sampler(self.scale.numerator, self.scale.denominator, shape, rng)
+            if shape == ():  # one number: in Python ints, the same value and rounding as the arrays below
+                return np.float64(float(int(rounded) + int(noise)) * float(self.grid))
             return integers_times_grid(_add(rounded, noise), self.grid)
 
         return draw(f"discrete {self.kind} noise", rng, sample)
@@ -176,6 +179,8 @@ class _GridNoise(Noise):
             return grid_integers(statistic.values, self.grid)
         if isinstance(statistic.unit, Fraction):
             ratio = statistic.unit / self.grid
+            if isinstance(statistic.values, int):  # one exact integer (a Python int): no array arithmetic
+                return _compact(np.array(_round_exact(statistic.values, ratio.numerator, ratio.denominator), object))
             return _round_ratio(np.asarray(statistic.values), ratio.numerator, ratio.denominator)
         ratios = np.asarray(statistic.unit, dtype=object) / self.grid
         rounded = np.frompyfunc(lambda v, r: _round_exact(int(v), r.numerator, r.denominator), 2, 1)
@@ -185,7 +190,22 @@ class _GridNoise(Noise):
 def _same_unit(a, b) -> bool:
     if a is None or b is None:
         return a is None and b is None
+    if isinstance(a, Fraction) and isinstance(b, Fraction):
+        return a == b
     return bool(np.all(np.asarray(a, dtype=object) == np.asarray(b, dtype=object)))
+
+
+@functools.lru_cache(maxsize=256)
+def _grid_name(grid: Fraction) -> str:
+    """The name under which the statistic on ``grid`` is observed (:mod:`dpstats._trace`)."""
+    return f"statistic on the grid {float(grid):g}"
+
+
+@functools.lru_cache(maxsize=1024)
+def _grid_half_width(kind: str, scale: Fraction, grid: Fraction, confidence: float) -> float:
+    """:func:`dpstats.noise.intervals.grid_half_width`, cached (a pure function of public numbers, asked for the
+    ledger at every release)."""
+    return grid_half_width(kind, scale, grid, confidence)
 
 
 def _round_exact(value: int, numerator: int, denominator: int) -> int:
@@ -351,12 +371,46 @@ def make_noise(
         ``.event`` to charge before drawing, ``.apply(statistic, rng)`` to release.
     """
     check_choice(noise, "noise", NOISE)
-    spread = _spread(repeat, share, delta)
     if noise == "float" or calibration == "classic":
+        spread = _spread(repeat, share, delta)
         return _float_noise(epsilon, delta, sensitivity, changed, calibration, repeat, failure, spread)
+    key = _UnitKey.of(unit)
+    calibrate = _exact_noise if len(key.values) <= _CACHED_UNITS else _exact_noise.__wrapped__  # a key costs O(size)
+    return calibrate(epsilon, delta, sensitivity, changed, key, slack, repeat, share, failure, grid_bits)
+
+
+@dataclass(frozen=True)
+class _UnitKey:
+    """A statistic's unit (None, a Fraction, or an array of them) as a hashable key: the array's shape and values."""
+
+    shape: tuple[int, ...] | None
+    values: tuple
+
+    @classmethod
+    def of(cls, unit) -> _UnitKey:
+        if unit is None or isinstance(unit, Fraction):
+            return cls(None, (unit,))
+        unit = np.asarray(unit, dtype=object)
+        return cls(unit.shape, tuple(unit.ravel().tolist()))
+
+    def unit(self):
+        if self.shape is None:
+            return self.values[0]
+        unit = np.array(self.values, dtype=object).reshape(self.shape)
+        unit.flags.writeable = False  # shared by the calls that hit the cache
+        return unit
+
+
+@functools.lru_cache(maxsize=1024, typed=True)
+def _exact_noise(epsilon, delta, sensitivity, changed, unit: _UnitKey, slack, repeat, share, failure, grid_bits):
+    """:func:`make_noise` for exact integer noise, cached: a pure function of public numbers (the calibration, the
+    grid and their exact arithmetic in Fractions cost more than a small release's data work, and a session or an
+    audit asks for the same ones again and again). The result is immutable (frozen dataclasses, Fractions, a
+    read-only unit array)."""
+    spread = _spread(repeat, share, delta)
     if delta == 0:
-        return _laplace_grid(epsilon, sensitivity, changed, unit, slack)
-    return _gaussian_grid(epsilon, delta, sensitivity, changed, unit, slack, repeat, failure, grid_bits, spread)
+        return _laplace_grid(epsilon, sensitivity, changed, unit.unit(), slack)
+    return _gaussian_grid(epsilon, delta, sensitivity, changed, unit.unit(), slack, repeat, failure, grid_bits, spread)
 
 
 def _spread(repeat: int, share, delta: float) -> float:
