@@ -921,3 +921,46 @@ def test_a_release_with_weights_states_its_units_in_words():
     (entry,) = acc.ledger
     assert [s.units for s in entry.noise] == ["data units", "data units"]
     assert "Fraction" not in str(acc)
+
+
+def test_leaf_of_copies_by_binary_powers_is_never_below_the_exact_epsilon():
+    """A chunk's leaf of k copies (binary powers of the event, dp_accounting's pessimistic compose) against k
+    Gaussians composed exactly (one Gaussian with multiplier μ/√k): never below, within 1 %; and against the copies
+    composed one after another: the same within 1e-9 (the grouping changes the rounding only)."""
+    from dpstats.accounting.pld import copies, event_pld
+
+    event = Gaussian(1.0, 1e-9, sigma=30.0, sensitivity=1.0)
+    for k in (1, 2, 3, 37, 128, 255):
+        leaf = copies(event, k)
+        exact = _exact_gaussian_epsilon(30.0 / math.sqrt(k), 1e-5)
+        assert exact <= leaf.get_epsilon_for_delta(1e-5) <= exact * 1.01
+    sequential = event_pld(event)
+    for _ in range(36):
+        sequential = sequential.compose(event_pld(event))
+    assert copies(event, 37).get_epsilon_for_delta(1e-5) == pytest.approx(
+        sequential.get_epsilon_for_delta(1e-5), rel=1e-9
+    )
+
+
+def test_a_ledger_read_in_one_go_leaves_its_first_spend_near_the_budget_cheap(monkeypatch):
+    """from_json composes the ledger's total, so the first spend near the budget recomputes the new event's leaf,
+    its path up the incomplete chunk's tree and the final convolution only (it recomposed the whole incomplete
+    chunk, one convolution per copy, 209 at N = 2,000, before)."""
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    events = _mixed_events(600, seed=9, exponential=False)
+    acc = dps.Accountant(1e3, 1e-5)
+    for event in events:
+        acc.record("m", [event])
+    small = Laplace.calibrated(1e3, 1.0)
+    data = json.loads(acc.to_json())
+    data["epsilon"] = compose([*events, small], "pld", 1e-5)[0] * (1 + 1e-9)  # the PLD decides the spend
+    near = dps.Accountant.from_json(json.dumps(data))
+    calls = []
+    compose_pld = pld.PrivacyLossDistribution.compose
+    monkeypatch.setattr(
+        pld.PrivacyLossDistribution, "compose", lambda self, *a, **k: calls.append(1) or compose_pld(self, *a, **k)
+    )
+    near.record("m", [small])
+    assert 1 <= len(calls) <= 6
+    assert near.spent[0] <= data["epsilon"]

@@ -218,10 +218,12 @@ class AdvancedComposition(Composition):
         self._squares, self._drift, self._overflow = Fraction(0), Fraction(0), False
 
     def _increments(self, items):
-        pairs = _flatten_max(items)
-        overflow = any(e > 700 for e, _ in pairs)  # e^ε overflows: the advanced bound is useless there
-        squares = sum((Fraction(e * e) for e, _ in pairs), Fraction(0))
-        drift = Fraction(0) if overflow else sum((Fraction(e * math.expm1(e)) for e, _ in pairs), Fraction(0))
+        pairs = [(pair, count) for item, count in _tally(items) for pair in _flatten_max([item])]
+        overflow = any(e > 700 for (e, _), _ in pairs)  # e^ε overflows: the advanced bound is useless there
+        squares = sum((count * Fraction(e * e) for (e, _), count in pairs), Fraction(0))
+        drift = Fraction(0)
+        if not overflow:
+            drift = sum((count * Fraction(e * math.expm1(e)) for (e, _), count in pairs), Fraction(0))
         return super()._increments(items), (squares, drift, overflow)
 
     def _apply(self, increments) -> None:
@@ -291,14 +293,17 @@ class PldComposition(ZcdpComposition):
 
     def _increments(self, items):
         events = _pld_events(items)
-        gaussians = [e for e in events if isinstance(e, Gaussian)]
-        failure = sum((Fraction(e.failure) for e in gaussians), Fraction(0))
-        if any(noiseless(e) for e in gaussians):  # no noise: no finite ε (the Fraction sums cannot hold infinity)
+        gaussians = [(e, count) for e, count in _tally(events) if isinstance(e, Gaussian)]
+        failure = sum((count * Fraction(e.failure) for e, count in gaussians), Fraction(0))
+        if any(noiseless(e) for e, _ in gaussians):  # no noise: no finite ε (the Fraction sums cannot hold infinity)
             inverse = math.inf
             events = [e for e in events if not noiseless(e)]
         else:
-            inverse = sum((Fraction(1.0 / e.combined_multiplier**2) for e in gaussians if not free(e)), Fraction(0))
-        return super()._increments(items), (events, failure, inverse, len(gaussians) == len(events))
+            inverse = sum(
+                (count * Fraction(1.0 / e.combined_multiplier**2) for e, count in gaussians if not free(e)), Fraction(0)
+            )
+        only_gaussians = sum(count for _, count in gaussians) == len(events)  # (after dropping the noiseless ones)
+        return super()._increments(items), (events, failure, inverse, only_gaussians)
 
     def _apply(self, increments) -> None:
         events, failure, inverse, gaussian_only = increments[1]
@@ -372,6 +377,20 @@ def _flatten_max(items: Sequence[Item]) -> list[tuple[float, float]]:
     return pairs
 
 
+def _tally(items: Sequence[Item]) -> list[tuple[Item, int]]:
+    """``items`` with their multiplicities: equal events (immutable, hashable) counted together, in the order they
+    first appear, then each parallel block on its own. The exact sums over items are the sums of count × value
+    over this list (rational arithmetic: the same Fractions), at the cost of the distinct events only."""
+    counts: dict = {}
+    blocks = []
+    for item in items:
+        if isinstance(item, Parallel):
+            blocks.append((item, 1))
+        else:
+            counts[item] = counts.get(item, 0) + 1
+    return [*counts.items(), *blocks]
+
+
 def _exact_sums(events: Sequence[Event]) -> tuple[Fraction, Fraction]:
     return sum((Fraction(e.epsilon) for e in events), Fraction(0)), sum(
         (Fraction(e.delta) for e in events), Fraction(0)
@@ -379,22 +398,25 @@ def _exact_sums(events: Sequence[Event]) -> tuple[Fraction, Fraction]:
 
 
 def _basic_sums(items: Sequence[Item]) -> tuple[Fraction, Fraction]:
-    pairs = _flatten_max(items)
-    return sum((Fraction(e) for e, _ in pairs), Fraction(0)), sum((Fraction(d) for _, d in pairs), Fraction(0))
+    epsilon, delta = Fraction(0), Fraction(0)
+    for item, count in _tally(items):
+        ((e, d),) = _flatten_max([item])
+        epsilon, delta = epsilon + count * Fraction(e), delta + count * Fraction(d)
+    return epsilon, delta
 
 
 def _zcdp_sums(items: Sequence[Item]) -> tuple[Fraction, Fraction]:
     """(Σρ, Σδ) exactly, with parallel blocks as their maximum part (per coordinate)."""
     rho, delta = Fraction(0), Fraction(0)
-    for item in items:
+    for item, count in _tally(items):
         if isinstance(item, Parallel):
             parts = [_zcdp_sums(part) for part in item.parts]
             rho += max(p[0] for p in parts)
             delta += max(p[1] for p in parts)
         else:
             r, d = item.zcdp()
-            rho += Fraction(r) if math.isfinite(r) else math.inf  # a float infinity absorbs every later sum
-            delta += Fraction(d)
+            rho += count * Fraction(r) if math.isfinite(r) else math.inf  # a float infinity absorbs every later sum
+            delta += count * Fraction(d)
     return rho, delta
 
 

@@ -408,7 +408,23 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     """Rebuild an event from :meth:`Event.to_dict` output, checking every value (a ledger read back from a file or
     from JSON may have been edited): its type and fields must be known, every number finite, ε >= 0,
     0 <= δ < 1, scales and σ > 0, sensitivities >= 0, counts integers >= 1, and its (ε, δ) label a guarantee of
-    its noise (:func:`check_label`)."""
+    its noise (:func:`check_label`). A ledger repeats its events: the checked event of each distinct content
+    (field names, value types and values) is kept and returned again."""
+    if isinstance(data, dict):
+        try:
+            content = tuple(sorted((name, type(value), value) for name, value in data.items()))
+            return _event_from_content(content)
+        except TypeError:  # an unhashable value: checked (and refused) below
+            pass
+    return _event_from_dict(data)
+
+
+@functools.lru_cache(maxsize=4096)
+def _event_from_content(content: tuple) -> Event:
+    return _event_from_dict({name: value for name, _, value in content})
+
+
+def _event_from_dict(data: dict[str, Any]) -> Event:
     if not isinstance(data, dict):
         raise ParameterError(f"a privacy event must be a JSON object; got {data!r}")
     fields = dict(data)
