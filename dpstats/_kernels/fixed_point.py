@@ -176,15 +176,21 @@ class FixedPoint:
     def _chunk_sums_added(self, records: np.ndarray, clip: bool) -> ChunkSums:
         """:meth:`chunk_sums` without squares: each block rounded by one addition of C and summed as integers
         (module docstring, "Rounding and summing in two passes")."""
-        magic = np.ldexp(3.0, 51 + self.exponent)  # C = 3·2^(51−k) per coordinate, h = 2^-k
+        magic, magic_bits, checker = self._added()
         n, m = records.shape
         if m == 1:  # one coordinate: 1-D blocks, scalar comparisons
             records, magic = records[:, 0], magic[0]
         rows = max(1, _ADDED_BLOCK_VALUES // m)
+        inside = self._inside_clipped if clip else checker
+        if n <= rows and not clip:  # one block (a small release): the same steps without the block bookkeeping
+            if not inside(records):
+                return self._violations(records.reshape(n, m), clip)
+            total = np.add.reduce(np.add(records, magic).view(np.uint64), axis=0)
+            exact = (np.atleast_1d(total) - np.uint64(n) * magic_bits).view(np.int64)
+            return ChunkSums(n, exact.astype(object), None)
         blocks = -(-n // rows)
         found = np.empty((blocks, m), dtype=np.uint64)
         q_buffer = np.empty((min(rows, n),) + records.shape[1:])
-        inside = self._inside_clipped if clip else self._inside_checker()
         for j in range(blocks):
             block = records[j * rows : (j + 1) * rows]
             if not inside(block):
@@ -197,10 +203,19 @@ class FixedPoint:
             found[j] = np.add.reduce(q.view(np.uint64), axis=0)
         counts = np.full((blocks, 1), rows, dtype=np.uint64)
         counts[-1] = n - (blocks - 1) * rows
-        exact = (found - counts * np.atleast_1d(magic).view(np.uint64)).view(np.int64)  # true |Σq| < 2^63
+        exact = (found - counts * magic_bits).view(np.int64)  # true |Σq| < 2^63
         if blocks == 1:
             return ChunkSums(n, exact[0].astype(object), None)
         return ChunkSums(n, _exact_total(exact, rows * 2.0**_SUM_BITS), None)
+
+    def _added(self) -> tuple:
+        """C per coordinate, its bit patterns and the bounds check of :meth:`_chunk_sums_added` (public, computed
+        once per grid)."""
+        found = self._public.get("added")
+        if found is None:
+            magic = np.ldexp(3.0, 51 + self.exponent)  # C = 3·2^(51−k) per coordinate, h = 2^-k
+            found = self._public["added"] = (magic, magic.view(np.uint64), self._inside_checker())
+        return found
 
     def _inside_checker(self):
         """:meth:`_inside`, in one pass when every lower bound is +0: then a value is within [0, hi] iff its bit

@@ -374,43 +374,44 @@ def make_noise(
     if noise == "float" or calibration == "classic":
         spread = _spread(repeat, share, delta)
         return _float_noise(epsilon, delta, sensitivity, changed, calibration, repeat, failure, spread)
-    key = _UnitKey.of(unit)
-    calibrate = _exact_noise if len(key.values) <= _CACHED_UNITS else _exact_noise.__wrapped__  # a key costs O(size)
-    return calibrate(epsilon, delta, sensitivity, changed, key, slack, repeat, share, failure, grid_bits)
+    cached = unit is None or isinstance(unit, Fraction) or np.size(unit) <= _CACHED_UNITS  # a key costs O(size)
+    calibrate = _exact_noise if cached else _exact_noise.__wrapped__
+    return calibrate(epsilon, delta, sensitivity, changed, _unit_key(unit), slack, repeat, share, failure, grid_bits)
 
 
-@dataclass(frozen=True)
-class _UnitKey:
-    """A statistic's unit (None, a Fraction, or an array of them) as a hashable key: the array's shape and values."""
+def _unit_key(unit) -> tuple | None:
+    """A statistic's unit as a key of plain integers (hashed fast, unlike a Fraction): None; (p, q) for the
+    Fraction p/q; (shape, ((p, q), ...)) for an array of them."""
+    if unit is None:
+        return None
+    if isinstance(unit, Fraction):
+        return unit.numerator, unit.denominator
+    unit = np.asarray(unit, dtype=object)
+    return unit.shape, tuple((u.numerator, u.denominator) for u in unit.ravel().tolist())
 
-    shape: tuple[int, ...] | None
-    values: tuple
 
-    @classmethod
-    def of(cls, unit) -> _UnitKey:
-        if unit is None or isinstance(unit, Fraction):
-            return cls(None, (unit,))
-        unit = np.asarray(unit, dtype=object)
-        return cls(unit.shape, tuple(unit.ravel().tolist()))
-
-    def unit(self):
-        if self.shape is None:
-            return self.values[0]
-        unit = np.array(self.values, dtype=object).reshape(self.shape)
-        unit.flags.writeable = False  # shared by the calls that hit the cache
-        return unit
+def _unit_of(key: tuple | None):
+    """The unit of :func:`_unit_key`'s key (an array read-only: it is shared by the calls that hit the cache)."""
+    if key is None or isinstance(key[0], int):
+        return key if key is None else Fraction(*key)
+    shape, values = key
+    unit = np.array([Fraction(p, q) for p, q in values], dtype=object).reshape(shape)
+    unit.flags.writeable = False
+    return unit
 
 
 @functools.lru_cache(maxsize=1024, typed=True)
-def _exact_noise(epsilon, delta, sensitivity, changed, unit: _UnitKey, slack, repeat, share, failure, grid_bits):
+def _exact_noise(epsilon, delta, sensitivity, changed, unit: tuple | None, slack, repeat, share, failure, grid_bits):
     """:func:`make_noise` for exact integer noise, cached: a pure function of public numbers (the calibration, the
     grid and their exact arithmetic in Fractions cost more than a small release's data work, and a session or an
     audit asks for the same ones again and again). The result is immutable (frozen dataclasses, Fractions, a
     read-only unit array)."""
     spread = _spread(repeat, share, delta)
     if delta == 0:
-        return _laplace_grid(epsilon, sensitivity, changed, unit.unit(), slack)
-    return _gaussian_grid(epsilon, delta, sensitivity, changed, unit.unit(), slack, repeat, failure, grid_bits, spread)
+        return _laplace_grid(epsilon, sensitivity, changed, _unit_of(unit), slack)
+    return _gaussian_grid(
+        epsilon, delta, sensitivity, changed, _unit_of(unit), slack, repeat, failure, grid_bits, spread
+    )
 
 
 def _spread(repeat: int, share, delta: float) -> float:
