@@ -17,6 +17,7 @@ older ledger it is composed in sequence with the block (:meth:`ParallelRecord.it
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import numbers
@@ -226,8 +227,9 @@ def _relation(relation) -> str | None:
     return relation
 
 
-def _sums(events) -> tuple[float, float]:
-    """(Σε, Σδ) of ``events``, exactly, rounded up."""
+@functools.lru_cache(maxsize=4096)
+def _sums(events: tuple) -> tuple[float, float]:
+    """(Σε, Σδ) of ``events``, exactly, rounded up (kept per tuple of events: a ledger repeats its entries)."""
     epsilon = float_up(sum((Fraction(e.epsilon) for e in events), Fraction(0)))
     return epsilon, float_up(sum((Fraction(e.delta) for e in events), Fraction(0)))
 

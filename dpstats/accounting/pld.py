@@ -60,7 +60,7 @@ import numpy as np
 
 from .events import PLD_DISCRETIZATION, Event, Gaussian
 
-__all__ = ["CHUNK", "ComposedPld", "copies", "event_pld"]
+__all__ = ["CHUNK", "ComposedPld", "compose", "copies", "event_pld"]
 
 #: Events per chunk of the canonical grouping (module docstring): bounds the work a reading of the total has to
 #: do, and amortises one large convolution over this many releases.
@@ -83,13 +83,80 @@ def event_pld(event: Event):
     return event.pld(PLD_DISCRETIZATION)
 
 
+#: The tail mass dp_accounting's ``PrivacyLossDistribution.compose`` truncates by default (pessimistically).
+TAIL_MASS_TRUNCATION = 1e-15
+
+
+def compose(first, second):
+    """dp_accounting's ``first.compose(second)``, bit for bit, with its search for the tails to truncate vectorised.
+
+    ``PrivacyLossDistribution.compose`` convolves the pmfs (``scipy.signal.fftconvolve`` for dense ones) and
+    truncates a prefix and a suffix of mass at most 10^-15/2 each (the left one added to the first kept loss, the
+    right one to the infinite loss: pessimistic), finding them with a Python loop over the array that is most of
+    a convolution's time. :func:`_truncated` finds the same indices from cumulative sums: the same additions in the
+    same order. Anything but two dense pmfs (the sparse ones of single events) is left to dp_accounting, and so is
+    a version of it without the fields read here."""
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    try:
+        remove = _compose_pmfs(first._pmf_remove, second._pmf_remove)
+        if first._symmetric and second._symmetric:
+            return pld.PrivacyLossDistribution(remove)
+        return pld.PrivacyLossDistribution(remove, _compose_pmfs(first._pmf_add, second._pmf_add))
+    except AttributeError:
+        return first.compose(second)
+
+
+def _compose_pmfs(first, second):
+    """``pld_pmf.compose_pmfs(first, second, TAIL_MASS_TRUNCATION)`` (dense pmfs: its steps, vectorised)."""
+    from dp_accounting.pld import pld_pmf
+    from scipy import signal
+
+    dense = pld_pmf.DensePLDPmf
+    if not (isinstance(first, dense) and isinstance(second, dense)):
+        return pld_pmf.compose_pmfs(first, second, TAIL_MASS_TRUNCATION)
+    first.validate_composable(second)
+    probs = signal.fftconvolve(first._probs, second._probs)
+    infinity = first._infinity_mass + second._infinity_mass - first._infinity_mass * second._infinity_mass
+    offset, probs, right_tail = _truncated(probs, TAIL_MASS_TRUNCATION, first._pessimistic_estimate)
+    lower = first._lower_loss + second._lower_loss + offset
+    return dense(first._discretization, lower, probs, infinity + right_tail, first._pessimistic_estimate)
+
+
+def _truncated(probs: np.ndarray, tail_mass: float, pessimistic: bool):
+    """dp_accounting's ``pld_pmf._truncate_tails``: the longest prefix and suffix whose running sums (added left
+    to right, from each end) stay <= ``tail_mass``/2 are cut; returns (prefix length, kept probs, mass to
+    infinity)."""
+    threshold = tail_mass / 2
+
+    def prefix(arr: np.ndarray) -> int:  # the loop's index: the first running sum above the threshold
+        end = 1024  # the tails cut are short: look at a growing prefix (its running sums are the loop's, exactly)
+        while True:
+            above = np.cumsum(arr[:end]) > threshold
+            if above.any():
+                return int(np.argmax(above))
+            if end >= len(arr):
+                return len(arr)
+            end *= 8
+
+    left = prefix(probs)
+    right = max(len(probs) - prefix(probs[::-1]), left + 1)
+    left_mass, right_mass = np.sum(probs[:left]), np.sum(probs[right:])
+    kept = probs[left:right]
+    if pessimistic:
+        kept[0] += left_mass
+        return left, kept, right_mass
+    kept[-1] += right_mass
+    return left, kept, 0
+
+
 def copies(event: Event, count: int):
     """The distribution of ``count`` copies of ``event`` composed: the powers 2^i (:func:`_power`) of the binary
     digits of ``count``, composed from the lowest digit up (module docstring; a function of (event, count))."""
     result = None
     for i in range(count.bit_length()):
         if count >> i & 1:
-            result = _power(event, i) if result is None else result.compose(_power(event, i))
+            result = _power(event, i) if result is None else compose(result, _power(event, i))
     return result
 
 
@@ -100,7 +167,7 @@ def _power(event: Event, exponent: int):
     if exponent == 0:
         return event_pld(event)
     half = _power(event, exponent - 1)
-    return half.compose(half)
+    return compose(half, half)
 
 
 def epsilon_for_delta(distribution, delta: float) -> float:
@@ -153,11 +220,14 @@ def _dense_epsilon_for_delta(pmf, delta: float) -> float:
     return math.log((upper - delta) / lower) * (1.0 + _EPSILON_MARGIN)
 
 
+@functools.lru_cache(maxsize=4096)
 def free(event: Event) -> bool:
-    """True for an event that reveals nothing (a Gaussian on a query of sensitivity 0): nothing to compose."""
+    """True for an event that reveals nothing (a Gaussian on a query of sensitivity 0): nothing to compose.
+    (Cached: a Gaussian's multiplier is computed in exact arithmetic, and a ledger repeats its events.)"""
     return isinstance(event, Gaussian) and math.isinf(event.noise_multiplier)
 
 
+@functools.lru_cache(maxsize=4096)
 def noiseless(event: Event) -> bool:
     """True for a Gaussian event without noise (multiplier 0): no finite ε holds, and it has no distribution."""
     return isinstance(event, Gaussian) and event.noise_multiplier == 0
@@ -205,7 +275,7 @@ class ComposedPld:
             waiting += 1
             if waiting == CHUNK:
                 chunk = self._grouped(pending, set())
-                composed = chunk if composed is None else composed.compose(chunk)
+                composed = chunk if composed is None else compose(composed, chunk)
                 pending, waiting = {}, 0
         return composed, pending, waiting
 
@@ -226,7 +296,7 @@ class ComposedPld:
         rest = self._grouped(pending, used)
         if rest is None:
             return composed
-        return rest if composed is None else composed.compose(rest)
+        return rest if composed is None else compose(composed, rest)
 
     def _grouped(self, counts: dict[Event, int], used: set):
         """One distribution for the events of ``counts``: a leaf per distinct event (its copies composed one after
@@ -242,7 +312,7 @@ class ComposedPld:
                     continue
                 key = layer[i][0] + layer[i + 1][0]
                 if key not in self._groups:
-                    self._groups[key] = layer[i][1].compose(layer[i + 1][1])
+                    self._groups[key] = compose(layer[i][1], layer[i + 1][1])
                 used.add(key)
                 paired.append((key, self._groups[key]))
             layer = paired
