@@ -191,6 +191,7 @@ class Subspace(_Target):
         self.G = E * self.sigma
         self.finish(self._certify() if self.m > 1 else 0.0)  # m = 1: draw() needs no envelope
         self._exact = {}
+        self._cast = {}  # dtype -> (G, |G|ᵀ) in that precision, for propose()
 
     def _certify(self) -> float:
         """τ >= ‖GᵀΩG − I‖₂ with Ω = I + (2/b)(αI − β NᵀAN), from float products and their error bounds.
@@ -218,8 +219,12 @@ class Subspace(_Target):
 
     def propose(self, z: np.ndarray, radius: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """y = GZ (rows) in z's precision and a bound of its error, γ_m|G||Ẑ| + |G|·radius."""
-        G = self.G.astype(z.dtype)
-        error = (_gamma(self.m, _unit(z)) * np.abs(z) + radius) @ np.abs(G).T
+        cast = self._cast.get(z.dtype)
+        if cast is None:
+            G = self.G.astype(z.dtype)
+            cast = self._cast[z.dtype] = (G, np.abs(G).T)
+        G, abs_gt = cast
+        error = (_gamma(self.m, _unit(z)) * np.abs(z) + radius) @ abs_gt
         return z @ G.T, error * (1.0 + _SLACK)
 
     def _integers(self, name: str) -> tuple[np.ndarray, int]:
@@ -249,11 +254,11 @@ def draw(target: _Target, size: int, rng: np.random.Generator) -> np.ndarray:
 
     Proposals are drawn in batches and decided in order; the accepted ones of an i.i.d. sequence are i.i.d. draws
     of the target, so keeping the first ``size`` is exact."""
-    m, out = target.m, []
+    m, out, kept = target.m, [], 0
     if m == 1:  # S^0 = {−1, 1}: the density is the same at both points
         return (2.0 * rng.integers(0, 2, size=(size, 1)) - 1.0).astype(float)
-    while sum(len(x) for x in out) < size:
-        batch = max(8, 2 * (size - sum(len(x) for x in out)))
+    while kept < size:
+        batch = max(8, 2 * (size - kept))
         Z = lazy_normals(batch * m, rng)
         v = rng.integers(0, 1 << FAST_BITS, size=batch, dtype=np.int64)
         z, radius = (x.reshape(batch, m) for x in Z.approximate())
@@ -263,12 +268,13 @@ def draw(target: _Target, size: int, rng: np.random.Generator) -> np.ndarray:
         for i in np.flatnonzero(accept < 0):
             refined[i] = Z.take(slice(i * m, (i + 1) * m))
             accept[i] = _exact_decision(target, refined[i], int(v[i]), rng)
-        chosen = np.flatnonzero(accept == 1)[: size - sum(len(x) for x in out)]
+        chosen = np.flatnonzero(accept == 1)[: size - kept]
         grid, decided = _grid_fast(y[chosen], error[chosen])
         for row in np.flatnonzero(~decided | np.isin(chosen, list(refined))):
             i = chosen[row]
             grid[row] = _grid_slow(target, refined.get(i) or Z.take(slice(i * m, (i + 1) * m)), rng)
         out.append(grid)
+        kept += len(grid)
     return np.concatenate(out)[:size]
 
 
