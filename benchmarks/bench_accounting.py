@@ -15,6 +15,11 @@ Gaussian mean's discrete Gaussian, a quantile's exponential mechanism, with a fe
   the session does not come near, as in a session planned to fit).
 * **near the budget**, where the zCDP and basic statements exceed it and the PLD decides each spend (the
   issue's sound shortcut does not apply there): the time per spend at each N, reported without a target.
+* **cold, near the budget** (issue 40): a ledger of N = 2,000 releases read back with ``Accountant.from_json``
+  (a new accountant, which has composed nothing), then one spend that the PLD must decide, as the first spend of
+  an analyst who reopens a ledger near its budget. Targets: ``from_json`` at most 50 ms, the spend at most 10 ms,
+  in a process that has built these kinds of events' distributions before; the same in a fresh process (every
+  cache of distributions cleared) is reported beside them.
 * **a session of 10,000 releases** end to end — dps.mean and dps.variance alternating on 1,000 values, ε = 0.01
   each, budget ε = 100 (so that the same session fits under basic composition) — under "pld" against "basic".
   Target: at most 3x.
@@ -39,6 +44,8 @@ import time
 import numpy as np
 
 from dpstats.accounting import RULES, Accountant, Exponential, Gaussian, compose, gaussian_epsilon
+from dpstats.accounting import events as _events
+from dpstats.accounting import pld as pld_module
 from dpstats.accounting.plan import split_epsilon
 from dpstats.accounting.pld import ComposedPld
 from dpstats.noise.release import make_noise
@@ -50,6 +57,9 @@ SPEND_LIMIT = 3.0  # pld spend at N = 10,000 / at N = 10
 SESSION_LIMIT = 3.0  # session under pld / under basic
 SPENT_LIMIT = 0.1  # seconds to read spent at N = 10,000
 REFUSAL_LIMIT = 0.1  # seconds to refuse a release whose own epsilon is far over the budget
+COLD_N = 2_000
+COLD_SPEND_LIMIT = 0.010  # seconds: the first spend near the budget after from_json, nothing composed before
+FROM_JSON_LIMIT = 0.050  # seconds: from_json of a ledger of COLD_N releases
 TIMED_SPENDS = 60  # near the budget
 AMORTISED_SPENDS = 512  # far from it: two cycles of the PLD's convolution of the waiting events (every 256)
 
@@ -162,6 +172,55 @@ def _near_budget_table(results: Results, sizes: list[int]) -> None:
             statistics.median(times) * 1e3,
             note=f"budget {budget:.4g}; the zCDP total {zcdp_total:.4g} is above it",
         )
+
+
+def _cold_caches() -> None:
+    """Forget every distribution and checked event this process has kept (as a fresh process that reads a
+    ledger)."""
+    for module, name in ((pld_module, "event_pld"), (pld_module, "_power"), (pld_module, "free")):
+        getattr(getattr(module, name, None), "cache_clear", lambda: None)()
+    for name in ("_label_problem", "_event_from_content"):
+        getattr(getattr(_events, name, None), "cache_clear", lambda: None)()
+
+
+def _cold_table(results: Results, n: int, repeats: int) -> None:
+    """``from_json`` of a ledger of ``n`` releases near its budget, then its first spend (decided by the PLD): a new
+    accountant, which has composed nothing (its own running total is built by ``from_json``), in a process that has
+    seen these kinds of events before (the targets), and in one that has built nothing (every cache cleared:
+    reported without a target)."""
+    events = _session_events(exponential=False)
+    small = make_noise(epsilon=1e-3, delta=0.0, sensitivity=1e-3, changed=1).event
+    acc = _filled("pld", n, events)
+    items = acc.composition_items()
+    budget = compose(items + [small], "pld", 1e-5)[0] * (1 + 1e-9)
+    zcdp_total = compose(items + [small], "zcdp", 1e-5)[0]
+    data = json.loads(acc.to_json())
+    data["epsilon"] = budget
+    text = json.dumps(data)
+    for process in ("warm process", "fresh process"):
+        loads, spends = [], []
+        for _ in range(max(repeats, 3)):
+            if process == "fresh process":
+                _cold_caches()
+            start = time.perf_counter()
+            near = Accountant.from_json(text)
+            loaded = time.perf_counter()
+            near.record("m", [small])
+            loads.append(loaded - start)
+            spends.append(time.perf_counter() - loaded)
+        rows = (("from_json", loads, FROM_JSON_LIMIT), ("first spend near the budget", spends, COLD_SPEND_LIMIT))
+        for name, times, limit in rows:
+            value = statistics.median(times)
+            target = process == "warm process" and n == COLD_N
+            results.add(
+                "accounting",
+                f"{name}, N={n} (pld, {process})",
+                "ms",
+                value * 1e3,
+                f"<= {limit * 1e3:g}" if target else "",
+                status(value, limit) if target else "",
+                f"budget {budget:.6g}, the zCDP total {zcdp_total:.6g} is above it",
+            )
 
 
 def _session(rule: str, releases: int) -> float:
@@ -333,6 +392,7 @@ def run(results: Results, *, tiny: bool, repeats: int) -> None:
     sizes = [10, 100] if tiny else [10, 100, 1_000, 10_000]
     _spend_table(results, sizes)
     _near_budget_table(results, sizes)
+    _cold_table(results, 200 if tiny else COLD_N, repeats)
     _session_table(results, 200 if tiny else 10_000)
     _spent_and_epsilon(results, sizes[-1])
     _refusal_table(results)

@@ -11,6 +11,11 @@ coordinates and reported per coordinate.
 Targets (issue: exact samplers): at most 0.39 µs per sample for n >= 1e5, and at least 100x fewer µs per
 coordinate than OpenDP. At n = 1e3 the fixed cost of a call dominates; those rows report it without a target.
 OpenDP's scale is σ itself (a float); dpstats takes σ² as a fraction, here the exact square of the same σ.
+
+**One draw** (issue 40: the fixed cost of a call): one discrete Gaussian (σ = 10) and one discrete Laplace (t = 10)
+draw, dpstats with the default secure source (as a release gets it: ``check_rng(None)`` in the timed call) against
+OpenDP's measurement on one integer (the faster of its scalar measurement and its vector measurement on ``[0]``).
+Target for the Gaussian: no slower than OpenDP.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpstats.noise.exact import discrete_gaussian, discrete_laplace
+from dpstats.noise.random import check_rng
 
 from ._harness import Results, interleaved_medians, status
 
@@ -28,19 +34,56 @@ SIZES = (1_000, 100_000, 1_000_000)
 PEER_MAX_N = 100_000
 TARGET_US = 0.39
 TARGET_SPEEDUP = 100.0
+ONE_DRAW = {"gaussian": ("sigma=10", (100, 1), 10.0), "laplace": ("t=10", (10, 1), 10.0)}
+ONE_DRAW_LIMIT = 1.0  # one discrete Gaussian draw no slower than OpenDP's
+ONE_DRAW_ROUNDS = 40
 
 
-def _opendp_measurement(kind: str, scale: float):
-    """OpenDP's vector Gaussian or Laplace mechanism on integers, or None if OpenDP is not importable."""
+def _opendp_measurement(kind: str, scale: float, scalar: bool = False):
+    """OpenDP's vector (or, with ``scalar``, scalar) Gaussian or Laplace mechanism on integers, or None if OpenDP
+    is not importable."""
     try:
         import opendp.prelude as dp
     except ImportError:
         return None
     dp.enable_features("contrib")
-    domain = dp.vector_domain(dp.atom_domain(T="i64"))
+    if scalar:
+        domain, l1, l2 = dp.atom_domain(T="i64"), dp.absolute_distance(T="i64"), dp.absolute_distance(T="i64")
+    else:
+        domain, l1, l2 = dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64"), dp.l2_distance(T="i64")
     if kind == "gaussian":
-        return dp.m.make_gaussian(domain, dp.l2_distance(T="i64"), scale=scale)
-    return dp.m.make_laplace(domain, dp.l1_distance(T="i64"), scale=scale)
+        return dp.m.make_gaussian(domain, l2, scale=scale)
+    return dp.m.make_laplace(domain, l1, scale=scale)
+
+
+def _one_draw(results: Results, repeats: int) -> None:
+    """One draw with the default secure source, against OpenDP's fastest way to one draw."""
+    samplers = {"gaussian": discrete_gaussian, "laplace": discrete_laplace}
+    for kind, (label, (num, den), scale) in ONE_DRAW.items():
+        sampler = samplers[kind]
+        scalar, vector = _opendp_measurement(kind, scale, scalar=True), _opendp_measurement(kind, scale)
+        funcs = {"ours": lambda s=sampler, a=num, b=den: s(a, b, None, check_rng(None))}
+        if scalar is not None:
+            funcs["opendp scalar"] = lambda m=scalar: m(0)
+            funcs["opendp vector"] = lambda m=vector: m([0])
+        t = interleaved_medians(funcs, repeats=ONE_DRAW_ROUNDS * repeats, warmup=5)
+        case = f"one discrete {kind} draw, {label}"
+        if scalar is None:
+            results.add("noise", case, "us", t["ours"] * 1e6, note="OpenDP not installed")
+            continue
+        peer = min(t["opendp scalar"], t["opendp vector"])
+        ratio = t["ours"] / peer
+        applies = kind == "gaussian"
+        results.add(
+            "noise",
+            case,
+            "time ratio (ours/OpenDP)",
+            ratio,
+            f"<= {ONE_DRAW_LIMIT:g}" if applies else "",
+            status(ratio, ONE_DRAW_LIMIT) if applies else "",
+            f"dpstats {t['ours'] * 1e6:.0f} us (secure source); OpenDP {t['opendp scalar'] * 1e6:.0f} us scalar, "
+            f"{t['opendp vector'] * 1e6:.0f} us vector of one",
+        )
 
 
 def _timings(sampler, num: int, den: int, n: int, peer, repeats: int, rng) -> tuple[float, float | None]:
@@ -55,6 +98,7 @@ def _timings(sampler, num: int, den: int, n: int, peer, repeats: int, rng) -> tu
 
 
 def run(results: Results, *, tiny: bool, repeats: int) -> None:
+    _one_draw(results, repeats)
     sizes = SIZES[:1] if tiny else SIZES
     rng = np.random.default_rng(0)
     cases = [

@@ -106,6 +106,10 @@ class FixedPoint:
     squares: bool
     _public: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # shape -> unit, q_lo, q_hi
 
+    def __reduce__(self):
+        """Pickled without what is computed from it (its cache holds closures; an engine may ship the grid)."""
+        return type(self), (self.lo, self.hi, self.exponent, self.squares)
+
     @classmethod
     def of(cls, lower: np.ndarray, upper: np.ndarray, squares: bool) -> FixedPoint:
         """The grid of the bounds (float64 copies, read-only); cached for a few coordinates, as a pure function of
