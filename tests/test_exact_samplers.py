@@ -217,7 +217,7 @@ def test_big_uniform_below_rejects_the_incomplete_last_block():
 
 def test_bernoulli_minus_one_parity_table():
     """Bernoulli(1/e) from one draw below 12!: the parity read off W equals the parity of K from W's digits."""
-    span = _bernoulli._E1_SPAN
+    span = _bernoulli.E1_SPAN
     thresholds = span // np.array([math.factorial(j) for j in range(2, 12)])  # τ_2 .. τ_11, and one below each
     w = np.concatenate(
         [np.arange(1, 3000), np.random.default_rng(8).integers(1, span, 20_000), thresholds, thresholds - 1]

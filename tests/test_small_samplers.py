@@ -43,7 +43,7 @@ class Recorded:
     def _one(self, high: int) -> int:
         self.bounds.append(high)
         value = int(self._rng.integers(0, high))
-        return 0 if self.deep and high == _bernoulli._E1_SPAN and value % 4 == 0 else value
+        return 0 if self.deep and high == _bernoulli.E1_SPAN and value % 4 == 0 else value
 
 
 def _both(call, make_source, monkeypatch):

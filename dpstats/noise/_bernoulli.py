@@ -23,6 +23,8 @@ from .._validation import check_int
 from ..exceptions import ParameterError
 
 __all__ = [
+    "E1_SPAN",
+    "E1_TAU",
     "INT64_MAX",
     "bernoulli_exp",
     "bernoulli_exp_product",
@@ -214,8 +216,8 @@ def bernoulli_exp_product(factors: list, n: int, rng, first_round: int = 1) -> n
 
 
 # Bernoulli(e^(−1)) reads rounds 2..12 of CKS Algorithm 1 off one uniform draw below 12! (see below).
-_E1_SPAN = math.factorial(12)
-_E1_TAU = np.array([_E1_SPAN // math.factorial(j) for j in range(12, 1, -1)])  # τ_j = 12!/j!, ascending
+E1_SPAN = math.factorial(12)
+E1_TAU = np.array([E1_SPAN // math.factorial(j) for j in range(12, 1, -1)])  # τ_j = 12!/j!, ascending
 
 
 def bernoulli_exp_minus_one(n: int, rng) -> np.ndarray:
@@ -233,11 +235,11 @@ def bernoulli_exp_minus_one(n: int, rng) -> np.ndarray:
     full count. W = 0 (probability 1/12!) means rounds 2..12 all passed: those
     runs continue at round 13 (:func:`bernoulli_exp_product`).
     """
-    w = uniform_below(_E1_SPAN, n, rng)
-    out = (w < _E1_TAU[-1]) ^ (w < _E1_TAU[-2]) ^ (w < _E1_TAU[-3])
-    deep = np.flatnonzero(w < _E1_TAU[-4])
+    w = uniform_below(E1_SPAN, n, rng)
+    out = (w < E1_TAU[-1]) ^ (w < E1_TAU[-2]) ^ (w < E1_TAU[-3])
+    deep = np.flatnonzero(w < E1_TAU[-4])
     if deep.size:
-        out[deep] = (len(_E1_TAU) - np.searchsorted(_E1_TAU, w[deep], side="right")) % 2 == 1
+        out[deep] = (len(E1_TAU) - np.searchsorted(E1_TAU, w[deep], side="right")) % 2 == 1
         rest = deep[w[deep] == 0]
         if rest.size:
             out[rest] = bernoulli_exp_product([], rest.size, rng, first_round=13)

@@ -28,7 +28,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._bernoulli import _E1_SPAN, _E1_TAU, INT64_MAX, big_uniform_below
+from ._bernoulli import E1_SPAN, E1_TAU, INT64_MAX, big_uniform_below
 
 __all__ = ["SMALL", "gaussian_sample", "laplace_sample"]
 
@@ -36,7 +36,7 @@ __all__ = ["SMALL", "gaussian_sample", "laplace_sample"]
 #: only: both paths give the same draws). Measured crossover: the NumPy path wins from about 40 draws on.
 SMALL = 24
 
-_TAU = [int(t) for t in _E1_TAU]  # 12!/j!, j = 12, ..., 2 (ascending)
+_TAU = [int(t) for t in E1_TAU]  # 12!/j!, j = 12, ..., 2 (ascending)
 
 
 # ----------------------------------------------------------------------------- uniform integers
@@ -164,7 +164,7 @@ def _exp_minus_one_passes(w: list[int], rng) -> list[bool]:
 
 def bernoulli_exp_minus_one(n: int, rng) -> list[bool]:
     """``_bernoulli.bernoulli_exp_minus_one``: ``n`` draws of Bernoulli(exp(−1)), rounds 2 to 12 from one draw."""
-    return _exp_minus_one_passes(uniform(_E1_SPAN, n, rng), rng)
+    return _exp_minus_one_passes(uniform(E1_SPAN, n, rng), rng)
 
 
 def exp_minus_one_run(n: int, limit: list[int] | None, rng) -> list[int]:
@@ -173,7 +173,7 @@ def exp_minus_one_run(n: int, limit: list[int] | None, rng) -> list[int]:
     count, rounds = [0] * n, 0
     active = list(range(n)) if limit is None else [i for i in range(n) if limit[i] > 0]
     while active:
-        ok = _exp_minus_one_passes(uniform(_E1_SPAN, len(active), rng), rng)
+        ok = _exp_minus_one_passes(uniform(E1_SPAN, len(active), rng), rng)
         active = [i for i, b in zip(active, ok, strict=True) if b]
         rounds += 1
         for i in active:
