@@ -61,10 +61,8 @@ def uniform(high: int, m: int, rng) -> list[int]:
     """``m`` uniform integers below the shared bound ``high`` (``_bernoulli.uniform_below`` with an int bound)."""
     if high > INT64_MAX:
         return [big_uniform_below(high, rng) for _ in range(m)]
-    if m == 1:  # the scalar call skips NumPy's size handling (and consumes the same draw)
-        return [int(rng.integers(0, high))]
-    if not m:
-        return []
+    if m <= 2:  # scalar calls skip NumPy's array set-up (and consume the same draws, in the same order)
+        return [int(rng.integers(0, high)) for _ in range(m)]
     return rng.integers(0, high, size=_COUNTS[m] if m < len(_COUNTS) else m).tolist()
 
 
