@@ -28,8 +28,9 @@ distribution once. Far from the budget, adding an event costs nothing but every 
 and one convolution into the composed distribution). A leaf of k copies costs at most one convolution per binary
 digit of k, the powers of two being kept per event (composing the copies one after another cost one convolution per
 copy: 209 for the incomplete chunk of a ledger of 2,000 releases read back from a file, before its first spend).
-A ledger added in one go (read back from a file or JSON) also leaves its total computed, so that the first spend
-near the budget recomputes one leaf and its path only.
+A ledger added in one go (read back from a file or JSON: several events that complete a chunk) also leaves its
+total computed, so that the first spend near the budget recomputes one leaf and its path only; a single release,
+however many events it holds, leaves the reading to the next check, as before.
 
 Every composition is dp_accounting's ``compose`` (pessimistic: the tail mass it truncates, at most 10^-15 per
 convolution, goes to the infinite loss), so no grouping reports an ε below the true one; a leaf of k copies takes
@@ -260,11 +261,12 @@ class ComposedPld:
             _, state, self._total, used = self._candidate  # the last check composed exactly these events
         else:
             state, self._total, used = self._advanced(events), None, set()
+        chunks_completed = state[0] is not self.composed
         self.composed, self.pending, self._waiting = state
         self._candidate, self._kept = None, used
         self._prune()
-        if len(events) > 1 and self._total is None:  # a ledger read in one go: its next spend will need the total
-            self._distribution([])
+        if len(events) > 1 and chunks_completed and self._total is None:
+            self._distribution([])  # a ledger read in one go (module docstring): its next spend will need the total
 
     def _advanced(self, events: list[Event], used: set | None = None) -> tuple:
         """(composed, pending, waiting) after ``events``, self unchanged: every chunk they complete is convolved
