@@ -332,6 +332,12 @@ class _DirectGaussian:
         return np.compress(~fits, todo)
 
 
+@functools.lru_cache(maxsize=256)
+def _direct(sigma2: Fraction) -> _DirectGaussian:
+    """The direct sampler of σ², kept for the small path (its limits are a pure function of σ²; read only)."""
+    return _DirectGaussian(sigma2)
+
+
 def _where(mask: np.ndarray, *arrays: np.ndarray):
     """The elements of each array where ``mask`` holds (the arrays themselves when it holds everywhere)."""
     kept = arrays if mask.all() else tuple(np.compress(mask, a) for a in arrays)
@@ -534,10 +540,10 @@ def discrete_gaussian(sigma2_num, sigma2_den, size, rng) -> np.ndarray:
     shape = _output_shape(size)
     n = math.prod(shape)
     if n <= _small.SMALL:
-        draw = functools.partial(_small.gaussian_sample, n=n, rate=_GAUSSIAN_RATE, batch_max=_BATCH_MAX, rng=rng)
-        values = draw(_DirectGaussian(plan.base))
+        values = _small.gaussian_sample(_direct(plan.base), n, _GAUSSIAN_RATE, _BATCH_MAX, rng)
         for a, outer in reversed(plan.levels):
-            values = [(v << a) + b for v, b in zip(values, draw(_DirectGaussian(outer)), strict=True)]
+            more = _small.gaussian_sample(_direct(outer), n, _GAUSSIAN_RATE, _BATCH_MAX, rng)
+            values = [(v << a) + b for v, b in zip(values, more, strict=True)]
         return _small_output(values, shape)
     x = _DirectGaussian(plan.base).sample(n, rng)
     for a, outer in reversed(plan.levels):
