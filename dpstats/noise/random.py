@@ -1,8 +1,8 @@
 """Where random bits come from: a cryptographically secure generator by default, a seeded one for reproduction.
 
 ``rng=None`` (every mechanism's default) gives a :class:`numpy.random.Generator`
-over a cryptographically secure bit generator keyed with fresh entropy from
-the operating system (``os.urandom``): AES-128 in counter mode where the CPU
+over a cryptographically secure bit generator keyed with entropy from the
+operating system (``os.urandom``; once per process, see below): AES-128 in counter mode where the CPU
 has AES instructions (``randomgen.AESCounter``), else ChaCha20
 (``randomgen.ChaCha`` with 20 rounds and a 256-bit key). Its output cannot be
 predicted from earlier output, unlike NumPy's default PCG64, whose state can be
