@@ -40,7 +40,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from importlib import import_module
 
-from ._constraints import Constraint, Delta
+from ._constraints import Constraint, Delta, RandomSource
 from .accounting.relation import Relation
 
 __all__ = ["FAMILIES", "Audit", "Cases", "Declaration", "Example", "declare", "declarations", "outer"]
@@ -240,24 +240,7 @@ def declare(
     def decorate(function: Callable) -> Callable:
         signature = inspect.signature(function)
         _check_signature(function.__name__, signature, tuple(data), tuple(own), parameters)
-        checked = {n: c for n, c in parameters.items() if c.checks}
-        finishing = {n: c for n, c in checked.items() if hasattr(c, "finish")}
-
-        @functools.wraps(function)
-        def release(*args, **kwargs):
-            try:
-                bound = signature.bind(*args, **kwargs)
-            except TypeError as err:
-                raise TypeError(f"{function.__name__}(): {err}") from None
-            bound.apply_defaults()
-            arguments = bound.arguments
-            for parameter, constraint in checked.items():
-                arguments[parameter] = constraint.check(arguments[parameter], parameter)
-            for parameter, constraint in finishing.items():
-                constraint.finish(arguments, parameter)
-            for rule in rules:
-                rule(arguments)
-            return function(*bound.args, **bound.kwargs)
+        release = _entry_point(function, signature, parameters, rules)
 
         declaration = Declaration(
             name=name or function.__name__,
@@ -282,6 +265,89 @@ def declare(
         return release
 
     return decorate
+
+
+def _entry_point(function: Callable, signature: inspect.Signature, parameters, rules) -> Callable:
+    """The release's entry point: a function with ``function``'s own signature (Python binds the call, at no cost),
+    whose body checks every declared parameter (:meth:`Constraint.check`), runs the constraints' cross-parameter
+    ``finish`` and the declaration's ``rules``, and calls ``function`` with the normalised values.
+
+    A parameter left at its default is not checked again when its constraint accepted that default unchanged when
+    the release was declared (the default is public and constant: checking it at every call would only cost time);
+    a random source and a constraint with a ``finish`` are always run (None means a fresh secure generator; the
+    method's δ)."""
+    checked = {n: c for n, c in parameters.items() if c.checks}
+    namespace = {"__function": function, "__rules": tuple(rules)}
+    lines, call = [], []
+    for p in signature.parameters.values():
+        if p.kind is inspect.Parameter.VAR_POSITIONAL:
+            call.append(f"*{p.name}")
+        elif p.kind is inspect.Parameter.VAR_KEYWORD:
+            call.append(f"**{p.name}")
+        elif p.kind is inspect.Parameter.KEYWORD_ONLY:
+            call.append(f"{p.name}={p.name}")
+        else:
+            call.append(p.name)
+        constraint = checked.get(p.name)
+        if constraint is None:
+            continue
+        namespace[f"__check_{p.name}"] = constraint.check
+        line = f"{p.name} = __check_{p.name}({p.name}, {p.name!r})"
+        if p.default is not inspect.Parameter.empty and _accepts_unchanged(constraint, p.default, p.name):
+            namespace[f"__default_{p.name}"] = p.default
+            line = f"if {p.name} is not __default_{p.name}: {line}"
+        lines.append(line)
+    finishing = [n for n, c in checked.items() if hasattr(c, "finish")]
+    if finishing or rules:
+        names = [p.name for p in signature.parameters.values()]
+        lines.append("__arguments = {" + ", ".join(f"{n!r}: {n}" for n in names) + "}")
+        for n in finishing:
+            namespace[f"__finish_{n}"] = checked[n].finish
+            lines += [f"__finish_{n}(__arguments, {n!r})", f"{n} = __arguments[{n!r}]"]
+        lines.append("for __rule in __rules: __rule(__arguments)")
+    source = (
+        f"def {function.__name__}{_signature_source(signature, namespace)}:\n"
+        + "".join(f"    {line}\n" for line in lines)
+        + f"    return __function({', '.join(call)})\n"
+    )
+    exec(compile(source, f"<declared release {function.__name__}>", "exec"), namespace)  # noqa: S102
+    release = functools.wraps(function)(namespace[function.__name__])
+    release.__signature__ = signature
+    return release
+
+
+def _accepts_unchanged(constraint: Constraint, default, name: str) -> bool:
+    """Whether ``constraint`` accepts ``default`` and returns it as it is (then a call that leaves the parameter at
+    its default needs no check); never for a random source (None is a fresh generator at each call) or a constraint
+    that finishes across parameters."""
+    if isinstance(constraint, RandomSource) or hasattr(constraint, "finish"):
+        return False
+    try:
+        return constraint.check(default, name) is default
+    except Exception:  # noqa: BLE001 (a default the constraint refuses is checked, and refused, at every call)
+        return False
+
+
+def _signature_source(signature: inspect.Signature, namespace: dict) -> str:
+    """``signature`` as source text, every default a name bound in ``namespace`` (no annotations)."""
+    parts, star = [], False
+    for p in signature.parameters.values():
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and not star:
+            parts.append("*")
+            star = True
+        if p.kind is inspect.Parameter.VAR_POSITIONAL:
+            parts.append(f"*{p.name}")
+            star = True
+            continue
+        if p.kind is inspect.Parameter.VAR_KEYWORD:
+            parts.append(f"**{p.name}")
+            continue
+        if p.default is inspect.Parameter.empty:
+            parts.append(p.name)
+        else:
+            namespace[f"__signature_default_{p.name}"] = p.default
+            parts.append(f"{p.name}=__signature_default_{p.name}")
+    return "(" + ", ".join(parts) + ")"
 
 
 def _check_signature(name: str, signature: inspect.Signature, data: tuple, own: tuple, parameters) -> None:
