@@ -325,14 +325,23 @@ class Preview:
         Its (ε, δ), as it would be charged.
     statements : tuple of NoiseStatement
         One per noise, as the ledger will state it: distribution, scale, and ``half_width``, the 95 % error of
-        each coordinate of the result. Empty for a release that adds no noise (a count whose n is public) or
-        whose error is not a noise scale (the exponential mechanism).
+        each coordinate of the result. Empty for a release that adds no noise (a count whose n is public). For
+        an exponential mechanism, whose ledger entry states no noise, what can be stated from public values
+        instead (distribution ``"exponential mechanism"``): ``scale`` is 2Δu/ε, the utility lost per factor e of
+        probability, and ``half_width`` the utility gap to the best output that holds with probability 0.95 (ranks
+        for a quantile, XᵀX units for a principal direction); likewise a norm of Gamma-distributed noise
+        (objective perturbation) whose ledger entry states none. Each preview's note says which is which.
     events : tuple of Event
         Its privacy events, for :meth:`dpstats.Accountant.preview`.
     note : str
         What else to know (public values only).
     relation : {"row", "unit"}
         The neighbouring relation the call will protect.
+    proven : bool
+        False when the call's guarantee is not proven for its sampler (an Accountant refuses it unless created
+        with ``allow_unproven=True``).
+    private : bool
+        False for a release that is not differentially private at all (SN: an Accountant refuses it).
     """
 
     release: str
@@ -342,6 +351,8 @@ class Preview:
     events: tuple = ()
     note: str = ""
     relation: str | None = None
+    proven: bool = True
+    private: bool = True
 
     @property
     def half_width(self) -> float:
@@ -359,6 +370,7 @@ class Preview:
             self.delta,
             self.note,
             self.events,
+            proven=self.proven,
             noise=self.statements,
             relation=self.relation,
         )
@@ -396,16 +408,7 @@ def preview(release, epsilon, delta=None, **public) -> Preview:
     declaration = getattr(release, "declaration", None)
     if declaration is None:
         raise ParameterError(f"release must be a dpstats release such as dps.mean; got {release!r}")
-    if declaration.preview is None:
-        raise ParameterError(f"{declaration.name} declares no preview yet (its ledger entry states its noise)")
-    epsilon = declaration.parameters["epsilon"].check(epsilon, "epsilon")
-    constraint = declaration.parameters.get("delta")
-    if constraint is not None:
-        delta = constraint.check(constraint.default if delta is None else delta, "delta")
-    for name in ("bounds", "bins", "max_rows"):
-        if name in public and name in declaration.parameters and public[name] is not None:
-            public[name] = declaration.parameters[name].check(public[name], name)
-    return declaration.preview(epsilon, 0.0 if delta is None else delta, **public)
+    return declaration.previewed(epsilon, delta, **public)
 
 
 def planned_preview(
@@ -419,17 +422,20 @@ def planned_preview(
     note: str = "",
     relation: str | None = None,
     unit=None,
+    noise: str = "exact",
+    weights=None,
 ) -> Preview:
     """The preview of a release that adds one noise calibrated to ``per_coordinate`` sensitivities (as
     :func:`plan` does for the release itself; ``unit``: the statistic's fixed-point unit when it is public, as
-    ``Fraction(1)`` for counts)."""
+    ``Fraction(1)`` for counts; ``weights``: one release per coordinate, as the release's ``weights=``)."""
     per_coordinate = np.asarray(per_coordinate, dtype=np.float64)
     planned = plan(
         Statistic(np.zeros(per_coordinate.shape, dtype=np.int64), unit),
         per_coordinate,
         epsilon,
         delta,
-        noise="exact",
+        noise=noise,
+        weights=weights,
         changed=changed,
         units=units,
     )
