@@ -202,8 +202,19 @@ class Declaration:
             if constraint is not None and constraint.checks and value is not None:
                 value = constraint.check(value, name)
             checked[name] = value
-        if "clip" in checked and "clip" not in inspect.signature(function).parameters:
+        takes = inspect.signature(function).parameters
+        if "clip" in checked and "clip" not in takes:
             checked.pop("clip")  # checked as the call checks it; clipping to public bounds changes no noise
+        try:
+            inspect.signature(function).bind(epsilon, delta, **checked)
+        except TypeError:
+            bound = getattr(function, "keywords", {})  # a functools.partial's own (the declaration's) keywords
+            names = [n for n, p in takes.items() if p.kind is inspect.Parameter.KEYWORD_ONLY and n not in bound]
+            unknown = sorted(set(checked) - set(names))
+            raise ParameterError(
+                f"{self.name}'s preview takes {', '.join(names)} (the call's public arguments and the data's public "
+                f"size); got {', '.join(unknown) or 'arguments it cannot bind'}"
+            ) from None
         return function(epsilon, self._previewed_delta(delta, checked), **checked)
 
     def _previewed_delta(self, delta, public: Mapping[str, object]) -> float:

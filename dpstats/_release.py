@@ -37,8 +37,10 @@ Previews
 --------
 :func:`preview` (``dps.preview(dps.mean, 0.5, bounds=(0, 100), n=1000)``) gives, before any data, what a planned
 call will add and how far its result will be from the exact statistic: the release's declared ``preview``
-(:func:`dpstats._registry.declare`) plans its noise from the public arguments with :func:`plan` — the calibration
-the release itself uses — and states it as the ledger will (:func:`planned_preview`). A :class:`Preview` holds the
+(:func:`dpstats._registry.declare`; every release has one) plans its noise from the public arguments with the
+calibration the release itself uses (:func:`plan`, :func:`calibrate`) and states it as the ledger will
+(:func:`planned_preview`); an exponential mechanism's preview states what public values bound instead (its
+utility gap at probability 0.95, :class:`Preview`). A :class:`Preview` holds the
 statements and the privacy events, so that :meth:`dpstats.Accountant.preview` can compose a whole plan against a
 budget without spending anything. The mechanisms round their statistic to a fixed-point grid that depends on the
 data's bounds; the preview plans without it, so its error is the release's to a relative 2^-12.
@@ -390,9 +392,10 @@ def preview(release, epsilon, delta=None, **public) -> Preview:
         As the call would take them (δ: the release's default when not given); checked as the release checks
         them.
     **public
-        The call's public arguments and the data's public size: ``bounds=`` and ``n=`` (rows) for a mean, or
-        ``units=`` (the number of privacy units) and ``max_rows=``; ``bins=`` for a histogram; ``d=`` for
-        ``pca_ag``; see each release's preview.
+        The call's public arguments (its options: ``bounds=``, ``q=``, ``k=``, ``method=``, ...; ``by=True`` or
+        ``categories=`` for a grouped call) and the data's public size: ``n=`` rows, or ``units=`` (the number of
+        privacy units) and ``max_rows=``; ``d=`` columns for a matrix (``dx=``, ``dy=`` for CCA). Each release's
+        preview (``dpstats.<family>._previews``) says what it takes and what it states.
 
     Returns
     -------

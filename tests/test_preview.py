@@ -322,6 +322,10 @@ def test_an_unproven_call_fits_only_an_accountant_that_takes_unproven_releases()
         (lambda: dps.preview(dps.svm, 1.0, n=100, d=2), "lam is needed"),
         (lambda: dps.preview(dps.svm, 1.0, n=100, d=2, lam=1e-12, max_iter=3), "max_iter"),
         (lambda: dps.preview(dps.low_rank, 1.0, 1e-6, k=1, n=50, d=10), "bounds"),
+        (lambda: dps.preview(dps.pca, 1.0, k=2, d=5, n=100, n_iter=3), "n_iter is an option of mechanism='ppm'"),
+        (lambda: dps.preview(dps.covariance, 1.0, method="dong", d=5, n=100, rank=2), "rank is an option of"),
+        (lambda: dps.preview(dps.mean, 1.0, bounds=(0, 1), n=10, foo=1), "mean's preview takes bounds, n, .*got foo"),
+        (lambda: dps.preview(dps.low_rank, 1.0, 1e-6, k=1, n=10, d=5, units=3, max_rows=2), "got max_rows, units"),
         (lambda: dps.preview(len, 1.0), "dpstats release"),
     ],
 )

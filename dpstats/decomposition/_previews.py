@@ -48,9 +48,11 @@ from ..noise.release import GRID_BITS, grid_for
 from ..preprocessing import NORM_BOUNDS, RADIUS_QUANTILE, RADIUS_SHARE
 from ._bingham import OUTPUT_BITS, bingham_scale, check_certifiable, score_sensitivity
 from ._covariance import EIGEN_ALLOWANCE
+from ._covariance import OPTIONS as COVARIANCE_OPTIONS
 from ._dong import zcdp_budget
 from ._lowrank import range_finder_sensitivity
 from ._pca import MAX_N_ITER, SN_ERRATUM, default_n_iter
+from ._pca import OPTIONS as PCA_OPTIONS
 
 __all__ = [
     "amin_eigen_preview",
@@ -68,6 +70,16 @@ __all__ = [
 ]
 
 GRAM_UNITS = "Gram units (entries of XᵀX)"
+
+
+def _options(release: str, by: str, choice: str, options, takers: dict) -> None:
+    """Refuse an option the chosen method does not take, as the release does (saying which methods take it)."""
+    for option in options:
+        if option in takers[choice]:
+            continue
+        which = [m for m, names in takers.items() if option in names]
+        where = f"an option of {by}={' or '.join(map(repr, which))}" if which else f"not an option of {release}"
+        raise ParameterError(f"{option} is {where}; {by}={choice!r} takes {', '.join(takers[choice])}")
 
 
 def _rows(n, units, max_rows) -> PublicRows:
@@ -345,6 +357,15 @@ def covariance_preview(
 ) -> Preview:
     """dps.covariance: Amin et al. (:func:`amin_eigen_preview`) or Dong et al. (:func:`covariance_dong_preview`),
     with the rows' bound ``norm_bound``."""
+    given = {
+        "rank": rank,
+        "split": None if split == "uniform" else split,
+        "eigenvalue_share": None if eigenvalue_share == 0.5 else eigenvalue_share,
+        "algorithm": None if algorithm == "adaptive" else algorithm,
+        "eigenvalues": None if eigenvalues == "rayleigh" else eigenvalues,
+        "noise": None if noise == "exact" else noise,
+    }
+    _options("covariance", "method", method, {k: v for k, v in given.items() if v is not None}, COVARIANCE_OPTIONS)
     if method == "dong":
         return covariance_dong_preview(
             epsilon,
@@ -522,6 +543,7 @@ def pca_preview(
     """dps.pca: the chosen mechanism's preview (``options``: its own), after the rows' bound ``norm_bound``."""
     d = _columns(d)
     _components(k, d)
+    _options("pca", "mechanism", mechanism, options, PCA_OPTIONS)
     if mechanism == "sn":
         return pca_sn_preview(epsilon, delta, d=d, n=n)
     rest, events, note = _norm_bound(epsilon, norm_bound, radius_share)

@@ -647,14 +647,15 @@ def private_bounds_preview(
     units=None,
     max_rows=None,
 ) -> Preview:
-    """dps.private_bounds: per column (``columns``: 1, or the DataFrame's), two exact single quantiles at ε/(2d)
-    each on the grid of ``range`` (each its own ledger entry): each bound's rank error (:func:`rank_statement`)."""
+    """dps.private_bounds: per column (``columns``: 1, or the DataFrame's; a dict ``range`` gives them), two exact
+    single quantiles at ε/(2d) each on the grid of ``range`` (each its own ledger entry): each bound's rank error
+    (:func:`rank_statement`)."""
     if range is None:
         raise ParameterError("range is needed: the wide public (lower, upper) the call will take")
     levels = _levels(quantiles)
     if levels.size != 2 or not 0 < levels[0] < levels[1] < 1:
         raise ParameterError(f"quantiles must be a pair (q_lo, q_hi) with 0 < q_lo < q_hi < 1; got {quantiles!r}")
-    columns = public_count(columns, "columns")
+    columns = len(range) if isinstance(range, Mapping) else public_count(columns, "columns")  # {column: range}
     rows = public_rows(n, units, max_rows)
     each = epsilon if columns == 1 else split_epsilon(epsilon, columns)
     half = split_epsilon(each, 2)
