@@ -190,20 +190,9 @@ def mean_preview(
     :func:`dpstats.mean` ("Privacy units"), stated in the mean's units (``shares``: the mean's split of the budget
     between them, bound by the declaration); grouped, the pieces of :mod:`dpstats.descriptive._grouped`."""
     weights = _weights(weights, bounds)
-    if _grouped_call(by, categories, max_groups, selection):
-        return _grouped_preview(
-            "mean",
-            epsilon,
-            delta,
-            bounds,
-            categories,
-            max_groups,
-            selection,
-            units,
-            max_rows,
-            weights=weights,
-            noise=noise,
-        )
+    keys = _keys(by, categories, max_groups, selection, units, max_rows)
+    if keys is not None:
+        return _grouped_preview("mean", epsilon, delta, bounds, keys, weights=weights, noise=noise)
     size, m = _size(n, units, max_rows)
     _, _, width = _widths(bounds)
     if m is None:
@@ -245,20 +234,9 @@ def variance_preview(
     the variance's units (``shares``: the variance's split of the budget between Q, S and C); grouped, the
     pieces of :mod:`dpstats.descriptive._grouped`."""
     weights = _weights(weights, bounds)
-    if _grouped_call(by, categories, max_groups, selection):
-        return _grouped_preview(
-            "variance",
-            epsilon,
-            delta,
-            bounds,
-            categories,
-            max_groups,
-            selection,
-            units,
-            max_rows,
-            weights=weights,
-            noise=noise,
-        )
+    keys = _keys(by, categories, max_groups, selection, units, max_rows)
+    if keys is not None:
+        return _grouped_preview("variance", epsilon, delta, bounds, keys, weights=weights, noise=noise)
     size, m = _size(n, units, max_rows)
     _, _, width = _widths(bounds)
     if m is None:
@@ -308,20 +286,9 @@ def sum_preview(
     """dps.sum: hi − lo per coordinate; with a unit, max(hi, m·hi) − min(lo, m·lo); grouped, the sum per key of
     :mod:`dpstats.descriptive._grouped`."""
     weights = _weights(weights, bounds)
-    if _grouped_call(by, categories, max_groups, selection):
-        return _grouped_preview(
-            "sum",
-            epsilon,
-            delta,
-            bounds,
-            categories,
-            max_groups,
-            selection,
-            units,
-            max_rows,
-            weights=weights,
-            noise=noise,
-        )
+    keys = _keys(by, categories, max_groups, selection, units, max_rows)
+    if keys is not None:
+        return _grouped_preview("sum", epsilon, delta, bounds, keys, weights=weights, noise=noise)
     _, m = _size(n, units, max_rows)
     lower, upper, _ = _widths(bounds)
     relation, m = (Relation.ROW, 1) if m is None else (Relation.UNIT, m)
@@ -347,10 +314,9 @@ def count_preview(
     """dps.count: without a unit (or with max_rows=1) the count is public and returned exactly, nothing charged;
     with a unit, the kept rows with noise of sensitivity m − 1; grouped, the count per key (or the selection's
     noisy counts) of :mod:`dpstats.descriptive._grouped`."""
-    if _grouped_call(by, categories, max_groups, selection):
-        return _grouped_preview(
-            "count", epsilon, delta, None, categories, max_groups, selection, units, max_rows, noise=noise
-        )
+    keys = _keys(by, categories, max_groups, selection, units, max_rows)
+    if keys is not None:
+        return _grouped_preview("count", epsilon, delta, None, keys, noise=noise)
     _, m = _size(n, units, max_rows)
     relation = Relation.ROW if m is None else Relation.UNIT
     if m is None or m == 1:
@@ -385,9 +351,8 @@ def histogram_preview(
                 "give bins (public bins) or categories (public keys), as the call will, or delta > 0 to count keys "
                 "selected privately"
             )
-        return _grouped_preview(
-            "count", epsilon, delta, None, categories, max_groups, selection, units, max_rows, "histogram", noise=noise
-        )
+        keys = dict(categories=categories, max_groups=max_groups, selection=selection, units=units, max_rows=max_rows)
+        return _grouped_preview("count", epsilon, delta, None, keys, "histogram", noise=noise)
     if max_groups is not None or selection is not None:
         raise ParameterError("max_groups and selection apply to histograms of keys (no bins, range or other=)")
     if categories is not None:
@@ -418,20 +383,25 @@ def _size(n, units, max_rows) -> tuple[int, int | None]:
 # ----------------------------------------------------------------------------- grouped releases
 
 
-def _grouped_call(by, categories, max_groups, selection) -> bool:
-    """Whether the planned call is grouped (``by=True`` or public ``categories``); the grouped options without it
-    are refused as the release refuses them."""
-    if by is not None or categories is not None:
-        if by is not None and by is not True:
-            raise ParameterError(
-                f"by=True previews a grouped call (its keys are data: only whether there are keys is public); got "
-                f"by={by!r}"
-            )
-        return True
-    given = [n for n, v in (("max_groups", max_groups), ("selection", selection)) if v is not None]
-    if given:
-        raise ParameterError(f"{', '.join(given)} apply only to grouped releases: pass by=True (or categories=)")
-    return False
+def _keys(by, categories, max_groups, selection, units, max_rows) -> dict | None:
+    """The public description of a grouped call's keys (``by=True``, or the public ``categories``), or None for a
+    call without keys; the grouped options without keys are refused as the release refuses them."""
+    if by is None and categories is None:
+        given = [n for n, v in (("max_groups", max_groups), ("selection", selection)) if v is not None]
+        if given:
+            raise ParameterError(f"{', '.join(given)} apply only to grouped releases: pass by=True (or categories=)")
+        return None
+    if by is not None and by is not True:
+        raise ParameterError(
+            f"by=True previews a grouped call (its keys are data: only whether there are keys is public); got by={by!r}"
+        )
+    return {
+        "categories": categories,
+        "max_groups": max_groups,
+        "selection": selection,
+        "units": units,
+        "max_rows": max_rows,
+    }
 
 
 def _design(kind: str, delta: float, categories, max_groups, selection, max_rows) -> Grouping:
@@ -494,27 +464,13 @@ def _pieces(kind: str, grouping: Grouping, bounds) -> dict:
     return pieces
 
 
-def _grouped_preview(
-    kind,
-    epsilon,
-    delta,
-    bounds,
-    categories,
-    max_groups,
-    selection,
-    units,
-    max_rows,
-    name=None,
-    *,
-    weights=None,
-    noise="exact",
-) -> Preview:
+def _grouped_preview(kind, epsilon, delta, bounds, keys: dict, name=None, *, weights=None, noise="exact") -> Preview:
     """A grouped count, sum, mean or variance (:func:`dpstats.descriptive._grouped.grouped`): the selection's
     noise (keys not public) and each piece's, calibrated as the release calibrates them, over the keys a replaced
     unit moves (2k of them)."""
-    if units is not None:
-        public_count(units, "units")
-    grouping = _design(kind, delta, categories, max_groups, selection, max_rows)
+    if keys["units"] is not None:
+        public_count(keys["units"], "units")
+    grouping = _design(kind, delta, keys["categories"], keys["max_groups"], keys["selection"], keys["max_rows"])
     budgets = grouping.budgets(epsilon, delta)
     chosen = calibrate_selection(grouping, epsilon, delta)
     k, moved_keys = grouping.k, 2 * grouping.keys_per_unit
@@ -575,7 +531,8 @@ def quantile_preview(
     lower, upper, width = _widths(bounds)
     grid = int(grid_size)
     describe = f"a public grid of {grid + 1} points ({scale})"
-    if _grouped_call(by, categories, max_groups, selection):
+    keys = _keys(by, categories, max_groups, selection, units, max_rows)
+    if keys is not None:
         if levels.size != 1:
             raise ParameterError(f"with by=, q must be one level (a number); got {levels.tolist()}")
         if units is not None:
