@@ -22,9 +22,13 @@ test asks for it, so ``import dpstats`` never loads them).
 
 **A preview.** ``preview=`` is a function ``preview(epsilon, delta, **public)`` from a planned call's public
 arguments (its bounds, the number of rows n, or of units and ``max_rows``, ...) to a
-:class:`dpstats._release.Preview`: the noise the call will add and its 95 % error in the units of its result, and
-its privacy events — computed with the calibration the release uses, before any data exists. ``dps.preview`` calls
-it after checking ε and δ with the declared constraints.
+:class:`dpstats._release.Preview`: the noise the call will add and its 95 % error in the units of its result (for
+an exponential mechanism, the utility gap that holds with probability 0.95), and its privacy events — computed
+with the calibration the release uses, before any data exists. It may be given as ``"module:function"`` (as
+``cases``), imported when a preview is asked for: a preview reads its family's public planning helpers, and the
+family module then need not import it (no import circle). ``dps.preview`` calls it through
+:meth:`Declaration.previewed`, which checks ε, δ and every public argument the release declares with its
+declared constraint first.
 
 **One signature.** A declaration checks the release's signature when it is made: the data parameters first, then
 the statistic's own positional arguments (``own``: ``q``, ``k``, ``Y``), then ``epsilon``, then ``delta`` (both
@@ -154,7 +158,7 @@ class Declaration:
     module: str = ""
     kind: str = "release"
     extra: Mapping[str, object] = field(default_factory=dict)
-    preview: Callable | None = None
+    preview: Callable | str | None = None
 
     @property
     def delta(self) -> Delta | None:
@@ -172,6 +176,61 @@ class Declaration:
             constraint = self.parameters[name]
             found[name] = constraint.check(value, name) if constraint.checks else value
         return found
+
+    def previewer(self) -> Callable | None:
+        """The preview function (imported now when declared as ``"module:function"``), or None."""
+        if isinstance(self.preview, str):
+            module, _, name = self.preview.partition(":")
+            return getattr(import_module(module), name)
+        return self.preview
+
+    def previewed(self, epsilon, delta=None, **public):
+        """The :class:`~dpstats._release.Preview` of a planned call (module docstring, "A preview"): ε, δ (None:
+        the release's default, the method's where it depends on one) and every public argument the release
+        declares (``bounds``, ``k``, ``method``, ...) checked with its declared constraint, then the preview run on
+        them (``clip`` is checked and dropped: it changes no noise). An argument only the preview takes (``n``,
+        ``units``, ``d``) is checked by the preview."""
+        from .exceptions import ParameterError
+
+        function = self.previewer()
+        if function is None:
+            raise ParameterError(f"{self.name} declares no preview (its ledger entry states its noise)")
+        epsilon = self.parameters["epsilon"].check(epsilon, "epsilon")
+        checked = {}
+        for name, value in public.items():
+            constraint = self.parameters.get(name)
+            if constraint is not None and constraint.checks and value is not None:
+                value = constraint.check(value, name)
+            checked[name] = value
+        takes = inspect.signature(function).parameters
+        if "clip" in checked and "clip" not in takes:
+            checked.pop("clip")  # checked as the call checks it; clipping to public bounds changes no noise
+        try:
+            inspect.signature(function).bind(epsilon, delta, **checked)
+        except TypeError:
+            bound = getattr(function, "keywords", {})  # a functools.partial's own (the declaration's) keywords
+            names = [n for n, p in takes.items() if p.kind is inspect.Parameter.KEYWORD_ONLY and n not in bound]
+            unknown = sorted(set(checked) - set(names))
+            raise ParameterError(
+                f"{self.name}'s preview takes {', '.join(names)} (the call's public arguments and the data's public "
+                f"size); got {', '.join(unknown) or 'arguments it cannot bind'}"
+            ) from None
+        return function(epsilon, self._previewed_delta(delta, checked), **checked)
+
+    def _previewed_delta(self, delta, public: Mapping[str, object]) -> float:
+        """δ of a planned call: checked by the declared constraint, its default when None (with a δ that depends
+        on a method, the default and the check of that method: the one given, or the release's default)."""
+        constraint = self.delta
+        if constraint is None:
+            return 0.0 if delta is None else delta
+        if constraint.use != "method":
+            return constraint.check(constraint.default if delta is None else delta, "delta")
+        method = public.get(constraint.by)
+        if method is None:
+            method = inspect.signature(self.function).parameters[constraint.by].default
+        arguments = {constraint.by: method, "delta": constraint.check(delta, "delta")}
+        constraint.finish(arguments, "delta")
+        return arguments["delta"]
 
     def cases(self) -> Cases:
         """The release's test cases (imported now: never at ``import dpstats``)."""
@@ -226,7 +285,7 @@ def declare(
     cases: str | None = None,
     private: bool = True,
     name: str | None = None,
-    preview: Callable | None = None,
+    preview: Callable | str | None = None,
     **extra,
 ):
     """Declare the decorated function as a release (see the module docstring) and return its validating entry

@@ -37,8 +37,10 @@ Previews
 --------
 :func:`preview` (``dps.preview(dps.mean, 0.5, bounds=(0, 100), n=1000)``) gives, before any data, what a planned
 call will add and how far its result will be from the exact statistic: the release's declared ``preview``
-(:func:`dpstats._registry.declare`) plans its noise from the public arguments with :func:`plan` — the calibration
-the release itself uses — and states it as the ledger will (:func:`planned_preview`). A :class:`Preview` holds the
+(:func:`dpstats._registry.declare`; every release has one) plans its noise from the public arguments with the
+calibration the release itself uses (:func:`plan`, :func:`calibrate`) and states it as the ledger will
+(:func:`planned_preview`); an exponential mechanism's preview states what public values bound instead (its
+utility gap at probability 0.95, :class:`Preview`). A :class:`Preview` holds the
 statements and the privacy events, so that :meth:`dpstats.Accountant.preview` can compose a whole plan against a
 budget without spending anything. The mechanisms round their statistic to a fixed-point grid that depends on the
 data's bounds; the preview plans without it, so its error is the release's to a relative 2^-12.
@@ -325,14 +327,23 @@ class Preview:
         Its (ε, δ), as it would be charged.
     statements : tuple of NoiseStatement
         One per noise, as the ledger will state it: distribution, scale, and ``half_width``, the 95 % error of
-        each coordinate of the result. Empty for a release that adds no noise (a count whose n is public) or
-        whose error is not a noise scale (the exponential mechanism).
+        each coordinate of the result. Empty for a release that adds no noise (a count whose n is public). For
+        an exponential mechanism, whose ledger entry states no noise, what can be stated from public values
+        instead (distribution ``"exponential mechanism"``): ``scale`` is 2Δu/ε, the utility lost per factor e of
+        probability, and ``half_width`` the utility gap to the best output that holds with probability 0.95 (ranks
+        for a quantile, XᵀX units for a principal direction); likewise a norm of Gamma-distributed noise
+        (objective perturbation) whose ledger entry states none. Each preview's note says which is which.
     events : tuple of Event
         Its privacy events, for :meth:`dpstats.Accountant.preview`.
     note : str
         What else to know (public values only).
     relation : {"row", "unit"}
         The neighbouring relation the call will protect.
+    proven : bool
+        False when the call's guarantee is not proven for its sampler (an Accountant refuses it unless created
+        with ``allow_unproven=True``).
+    private : bool
+        False for a release that is not differentially private at all (SN: an Accountant refuses it).
     """
 
     release: str
@@ -342,6 +353,8 @@ class Preview:
     events: tuple = ()
     note: str = ""
     relation: str | None = None
+    proven: bool = True
+    private: bool = True
 
     @property
     def half_width(self) -> float:
@@ -359,6 +372,7 @@ class Preview:
             self.delta,
             self.note,
             self.events,
+            proven=self.proven,
             noise=self.statements,
             relation=self.relation,
         )
@@ -378,9 +392,10 @@ def preview(release, epsilon, delta=None, **public) -> Preview:
         As the call would take them (δ: the release's default when not given); checked as the release checks
         them.
     **public
-        The call's public arguments and the data's public size: ``bounds=`` and ``n=`` (rows) for a mean, or
-        ``units=`` (the number of privacy units) and ``max_rows=``; ``bins=`` for a histogram; ``d=`` for
-        ``pca_ag``; see each release's preview.
+        The call's public arguments (its options: ``bounds=``, ``q=``, ``k=``, ``method=``, ...; ``by=True`` or
+        ``categories=`` for a grouped call) and the data's public size: ``n=`` rows, or ``units=`` (the number of
+        privacy units) and ``max_rows=``; ``d=`` columns for a matrix (``dx=``, ``dy=`` for CCA). Each release's
+        preview (``dpstats.<family>._previews``) says what it takes and what it states.
 
     Returns
     -------
@@ -396,16 +411,7 @@ def preview(release, epsilon, delta=None, **public) -> Preview:
     declaration = getattr(release, "declaration", None)
     if declaration is None:
         raise ParameterError(f"release must be a dpstats release such as dps.mean; got {release!r}")
-    if declaration.preview is None:
-        raise ParameterError(f"{declaration.name} declares no preview yet (its ledger entry states its noise)")
-    epsilon = declaration.parameters["epsilon"].check(epsilon, "epsilon")
-    constraint = declaration.parameters.get("delta")
-    if constraint is not None:
-        delta = constraint.check(constraint.default if delta is None else delta, "delta")
-    for name in ("bounds", "bins", "max_rows"):
-        if name in public and name in declaration.parameters and public[name] is not None:
-            public[name] = declaration.parameters[name].check(public[name], name)
-    return declaration.preview(epsilon, 0.0 if delta is None else delta, **public)
+    return declaration.previewed(epsilon, delta, **public)
 
 
 def planned_preview(
@@ -419,17 +425,20 @@ def planned_preview(
     note: str = "",
     relation: str | None = None,
     unit=None,
+    noise: str = "exact",
+    weights=None,
 ) -> Preview:
     """The preview of a release that adds one noise calibrated to ``per_coordinate`` sensitivities (as
     :func:`plan` does for the release itself; ``unit``: the statistic's fixed-point unit when it is public, as
-    ``Fraction(1)`` for counts)."""
+    ``Fraction(1)`` for counts; ``weights``: one release per coordinate, as the release's ``weights=``)."""
     per_coordinate = np.asarray(per_coordinate, dtype=np.float64)
     planned = plan(
         Statistic(np.zeros(per_coordinate.shape, dtype=np.int64), unit),
         per_coordinate,
         epsilon,
         delta,
-        noise="exact",
+        noise=noise,
+        weights=weights,
         changed=changed,
         units=units,
     )

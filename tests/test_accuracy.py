@@ -1,7 +1,9 @@
 """Noise in the user's units: the 95 % error intervals the ledger states cover the release's error 95 % of the time
-(simulated, fixed seeds, binomial thresholds), and planning from accuracy gives the noise the mechanism adds."""
+(simulated, fixed seeds, binomial thresholds), and planning from accuracy — through each release's preview — gives
+the noise the release adds."""
 
 import math
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -130,37 +132,78 @@ def _pca(e, d, a):
     return dps.pca_ag(np.zeros((40, 6)), e, d, rng=0, accountant=a)
 
 
+def _person_mean(e, d, a):
+    ids = np.repeat(np.arange(400), 5)
+    return dps.mean(np.full(2000, 40.0), e, d, bounds=(0, 100), privacy_unit=ids, max_rows=5, rng=0, accountant=a)
+
+
 PLANNED = [
-    ("mean", dict(bounds=(0, 100), n=1000), _mean),
-    ("mean", dict(bounds=([0, 0], [1, 2]), n=300), _vector_mean),
-    ("variance", dict(bounds=(-5, 5), n=250), _variance),
-    ("histogram", {}, _histogram),
+    ("mean", dps.mean, dict(bounds=(0, 100), n=1000), _mean),
+    ("mean", dps.mean, dict(bounds=([0, 0], [1, 2]), n=300), _vector_mean),
+    ("variance", dps.variance, dict(bounds=(-5, 5), n=250), _variance),
+    ("histogram", dps.histogram, dict(bins=7), _histogram),
+    ("mean", dps.mean, dict(bounds=(0, 100), units=400, max_rows=5), _person_mean),
 ]
 
 
 @pytest.mark.parametrize(
-    "mechanism,kwargs,call,delta",
-    [(*case, delta) for case in PLANNED for delta in (0.0, 1e-6)] + [("pca_ag", dict(d=6), _pca, 1e-6)],
+    "release,kwargs,call,delta",
+    [(*case[1:], delta) for case in PLANNED for delta in (0.0, 1e-6)] + [(dps.pca_ag, dict(d=6, n=40), _pca, 1e-6)],
 )
-def test_the_plan_states_the_noise_the_mechanism_adds(mechanism, kwargs, call, delta):
-    plan = error_for_epsilon(mechanism, 0.7, delta, **kwargs)
+def test_the_plan_states_the_noise_the_mechanism_adds(release, kwargs, call, delta):
+    """Planned through the release's preview: the ledger's statement, to the relative 2^-12 of the fixed-point
+    bounds (a person-level mean included: its error in the mean's units)."""
+    plan = error_for_epsilon(release, 0.7, delta, **kwargs)
     acc = dps.Accountant(100.0, 1e-3)
     call(0.7, delta, acc)
     (stated,) = acc.ledger[-1].noise
     assert plan.noise.units == stated.units and plan.noise.distribution == stated.distribution
-    assert plan.noise.scale == pytest.approx(stated.scale, rel=2.5e-4)  # the mechanism's fixed-point bounds
-    assert plan.half_width == pytest.approx(stated.half_width, rel=2.5e-4)
+    assert plan.noise.scale == pytest.approx(stated.scale, rel=2.0**-12)
+    assert plan.half_width == pytest.approx(stated.half_width, rel=2.0**-12)
+    assert plan.preview.events and plan.mechanism == acc.ledger[-1].mechanism
 
 
-@pytest.mark.parametrize("delta", [0.0, 1e-6])
-def test_epsilon_for_error_is_the_smallest_epsilon_that_reaches_the_error(delta):
-    plan = epsilon_for_error("mean", 0.5, delta, bounds=(0, 100), n=2000, confidence=0.9)
-    assert plan.half_width <= 0.5 and plan.noise.confidence == 0.9 and plan.delta == delta
-    less = error_for_epsilon("mean", plan.epsilon * (1 - 1e-6), delta, bounds=(0, 100), n=2000, confidence=0.9)
-    assert less.half_width > 0.5
+@pytest.mark.parametrize(
+    "release,kwargs,error",
+    [
+        (dps.mean, dict(bounds=(0, 100), n=2000), 0.5),
+        (dps.mean, dict(bounds=(0, 100), units=400, max_rows=5), 5.0),
+        (dps.quantile, dict(q=0.5, bounds=(0, 100), n=1000), 20.0),  # ranks
+        (dps.pca_ppca, dict(k=2, d=6, n=2000), 60.0),  # captured variance, XᵀX units
+        (dps.pca_ppm, dict(k=2, d=6, n=2000), 40.0),
+        (dps.logistic_regression, dict(n=1000, d=3, lam=0.01, method="output"), 0.5),
+        (dps.count, dict(by=True, max_rows=3, max_groups=2, statement="rows"), 20.0),
+    ],
+    ids=["mean", "mean by person", "quantile", "pca_ppca", "pca_ppm", "logistic output", "count by key"],
+)
+def test_epsilon_for_error_is_the_smallest_epsilon_that_reaches_the_error(release, kwargs, error):
+    delta = 1e-6 if release in (dps.count, dps.pca_ppm) else None
+    plan = epsilon_for_error(release, error, delta, **kwargs)
+    assert plan.half_width <= error
+    less = error_for_epsilon(release, plan.epsilon * (1 - 1e-6), delta, **kwargs)
+    assert less.half_width > error
+    again = dps.preview(release, plan.epsilon, delta, **{k: v for k, v in kwargs.items() if k != "statement"})
+    assert plan.noise in again.statements and plan.preview == again
+
+
+def test_the_planned_epsilon_gives_the_error_asked_for():
+    plan = epsilon_for_error(dps.mean, 0.5, bounds=(0, 100), n=2000)
     acc = dps.Accountant(10.0, 1e-5)
-    dps.mean(np.full(2000, 30.0), plan.epsilon, delta, bounds=(0, 100), rng=0, accountant=acc)
-    assert acc.ledger[0].noise[0].scale == pytest.approx(plan.noise.scale, rel=2.5e-4)
+    dps.mean(np.full(2000, 30.0), plan.epsilon, bounds=(0, 100), rng=0, accountant=acc)
+    assert acc.ledger[0].noise[0].half_width <= 0.5 * (1 + 2.0**-12)
+    assert acc.ledger[0].noise[0].scale == pytest.approx(plan.noise.scale, rel=2.0**-12)
+
+
+def test_a_call_with_several_statements_plans_the_one_chosen():
+    public = dict(n=1000, d=2, bounds_X=(0, 1), bounds_y=(0, 1))
+    with pytest.raises(ParameterError, match="states 2 errors; choose one with statement="):
+        error_for_epsilon(dps.linear_regression, 1.0, **public)
+    eigenvalue, gram = (error_for_epsilon(dps.linear_regression, 1.0, statement=i, **public) for i in (0, 1))
+    assert (eigenvalue.noise, gram.noise) == dps.preview(dps.linear_regression, 1.0, **public).statements
+    ranks = error_for_epsilon(dps.amin_eigen, 1.0, d=4, n=1000, rank=2, statement="XᵀX units")
+    assert ranks.noise.distribution == "exponential mechanism"
+    with pytest.raises(ParameterError, match="statement must be"):
+        error_for_epsilon(dps.amin_eigen, 1.0, d=4, n=1000, statement=5)
 
 
 def test_pca_plan_never_understates_the_sensitivity():
@@ -171,29 +214,79 @@ def test_pca_plan_never_understates_the_sensitivity():
         assert math.sqrt(2.0) * _PCA_NORM_BOUND >= math.sqrt(2.0) * norm_bound_squared(d)
 
 
-def test_custom_release_and_the_inverse_agree():
-    plan = epsilon_for_error("custom", 3.0, 1e-6, sensitivity=2.0, coordinates=3, units="euros")
-    again = error_for_epsilon("custom", plan.epsilon, 1e-6, sensitivity=2.0, coordinates=3, units="euros")
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda: error_for_epsilon(dps.mean, 1.0, n=10), "bounds are needed"),
+        (lambda: error_for_epsilon(dps.mean, 0.0, bounds=(0, 1), n=10), "epsilon"),
+        (lambda: error_for_epsilon(dps.mean, 1.0, 1.0, bounds=(0, 1), n=10), "delta"),
+        (lambda: error_for_epsilon(dps.mean, 1.0, bounds=(1, 0), n=10), "bounds"),
+        (lambda: error_for_epsilon(dps.variance, 1.0, bounds=(0, 1), n=1), "n must be >= 2"),
+        (lambda: error_for_epsilon(dps.pca_ag, 1.0, 0.0, d=5, n=10), "delta"),
+        (lambda: error_for_epsilon(dps.mean, 1.0, bounds=(0, 1), n=10, confidence=0.9), "95 %"),
+        (lambda: error_for_epsilon(dps.count, 1.0, n=10), "states no error"),
+        (lambda: error_for_epsilon(len, 1.0), "dpstats release"),
+        (lambda: epsilon_for_error(dps.histogram, float("nan"), bins=3), "error must be a finite number > 0"),
+        (lambda: epsilon_for_error(dps.histogram, 1e-9, bins=3), "cannot be reached"),
+        (lambda: epsilon_for_error(dps.pca_ppca, 1e-6, k=1, d=3, n=10**6), "refused there"),
+    ],
+)
+def test_bad_plans_name_the_parameter(call, match):
+    with pytest.raises(ParameterError, match=match):
+        call()
+
+
+# ----------------------------------------------------------------------------- the old spelling, for one release
+
+
+@pytest.mark.parametrize(
+    "name,release,kwargs",
+    [
+        ("mean", dps.mean, dict(bounds=(0, 100), n=1000)),
+        ("variance", dps.variance, dict(bounds=(-5, 5), n=250)),
+        ("histogram", dps.histogram, dict(bins=7)),
+    ],
+)
+def test_the_old_names_still_plan_with_a_deprecation_warning(name, release, kwargs):
+    for delta in (0.0, 1e-6):
+        with pytest.warns(DeprecationWarning, match="pass the release itself"):
+            old = error_for_epsilon(name, 0.7, delta, **{k: v for k, v in kwargs.items() if k != "bins"})
+        new = error_for_epsilon(release, 0.7, delta, **kwargs)  # the old plan rounds counts too: 2.5e-4 apart
+        assert old.noise.scale == pytest.approx(new.noise.scale, rel=2.5e-4)
+        assert old.half_width == pytest.approx(new.half_width, rel=2.5e-4)
+    with pytest.warns(DeprecationWarning):
+        old = epsilon_for_error(name, 1.0, **{k: v for k, v in kwargs.items() if k != "bins"})
+    assert old.epsilon == pytest.approx(epsilon_for_error(release, 1.0, **kwargs).epsilon, rel=2.5e-4)
+
+
+def test_the_old_pca_and_custom_spellings_still_work_with_a_warning():
+    with pytest.warns(DeprecationWarning):
+        old = error_for_epsilon("pca_ag", 0.7, 1e-6, d=6)
+    assert old.half_width == pytest.approx(error_for_epsilon(dps.pca_ag, 0.7, d=6, n=40).half_width, rel=2.5e-4)
+    with pytest.warns(DeprecationWarning, match="make_noise"):
+        plan = epsilon_for_error("custom", 3.0, 1e-6, sensitivity=2.0, coordinates=3, units="euros")
+        again = error_for_epsilon("custom", plan.epsilon, 1e-6, sensitivity=2.0, coordinates=3, units="euros")
     assert again == plan and plan.noise.units == "euros" and plan.half_width <= 3.0
+    with pytest.warns(DeprecationWarning, match="confidence|pass the release"):
+        ninety = epsilon_for_error("mean", 0.5, bounds=(0, 100), n=2000, confidence=0.9)
+    assert ninety.noise.confidence == 0.9 and ninety.half_width <= 0.5
+    with pytest.warns(DeprecationWarning, match="MECHANISMS"):
+        from dpstats.noise.accuracy import MECHANISMS
+    assert "mean" in MECHANISMS
 
 
 @pytest.mark.parametrize(
     "call,match",
     [
-        (lambda: error_for_epsilon("median", 1.0), "mechanism must be one of"),
         (lambda: error_for_epsilon("mean", 1.0, n=10), r"missing \['bounds'\]"),
         (lambda: error_for_epsilon("histogram", 1.0, n=10), r"\['n'\] do not apply"),
-        (lambda: error_for_epsilon("mean", 0.0, bounds=(0, 1), n=10), "epsilon"),
-        (lambda: error_for_epsilon("mean", 1.0, 1.0, bounds=(0, 1), n=10), "delta"),
-        (lambda: error_for_epsilon("mean", 1.0, bounds=(1, 0), n=10), "bounds"),
-        (lambda: error_for_epsilon("variance", 1.0, bounds=(0, 1), n=1), "n must be an integer >= 2"),
         (lambda: error_for_epsilon("pca_ag", 1.0, d=5), "delta > 0"),
         (lambda: error_for_epsilon("custom", 1.0, sensitivity=-1.0), "sensitivity must be a finite number > 0"),
         (lambda: error_for_epsilon("histogram", 1.0, confidence=1.0), "confidence"),
-        (lambda: epsilon_for_error("histogram", float("nan")), "error must be a finite number > 0"),
-        (lambda: epsilon_for_error("histogram", 1e-9), "cannot be reached"),
+        (lambda: error_for_epsilon("median", 1.0), "dpstats release"),
     ],
 )
-def test_bad_plans_name_the_parameter(call, match):
-    with pytest.raises(ParameterError, match=match):
+def test_the_old_spelling_s_bad_plans_name_the_parameter(call, match):
+    with pytest.raises(ParameterError, match=match), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
         call()

@@ -230,7 +230,8 @@ class Accountant:
         ``plan``: the previews of the planned calls (:func:`dpstats.preview`, each holding its privacy events and
         its noise). Returns a :class:`PlanPreview`: the total (ε, δ) of the ledger so far plus the whole plan under
         this accountant's composition (what :attr:`spent` would read after it), whether it fits the budget (what
-        the accountant would accept, the releases in this order), and each call's 95 % error.
+        the accountant would accept, the releases in this order: never a release that is not private, nor an
+        unproven one unless the accountant allows those), and each call's 95 % error.
 
         Examples
         --------
@@ -244,10 +245,14 @@ class Accountant:
         if not all(hasattr(p, "events") and hasattr(p, "statements") for p in previews):
             raise ParameterError("plan must be a sequence of previews (dps.preview(release, epsilon, ...))")
         events = [e for p in previews for e in p.events]
+        # a release that is not private, or unproven where this accountant refuses those, would be refused
+        accepted = all(
+            getattr(p, "private", True) and (getattr(p, "proven", True) or self.allow_unproven) for p in previews
+        )
         with self._synced():
             items = [*self._open_items(), *events]
             total = self._running.total(items)
-            fits = self._running.fits(self.epsilon, items)
+            fits = accepted and self._running.fits(self.epsilon, items)
         return PlanPreview(previews, total, fits, (self.epsilon, self.delta), self.composition)
 
     def to_frame(self):
@@ -718,7 +723,14 @@ class PlanPreview:
         )
         entries = [
             LedgerEntry(
-                p.release, p.epsilon, p.delta, p.note, tuple(p.events), noise=tuple(p.statements), relation=p.relation
+                p.release,
+                p.epsilon,
+                p.delta,
+                p.note,
+                tuple(p.events),
+                proven=getattr(p, "proven", True),
+                noise=tuple(p.statements),
+                relation=p.relation,
             )
             for p in self.previews
         ]

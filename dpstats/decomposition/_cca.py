@@ -155,6 +155,7 @@ def default_ridge(sigma: float, D: int) -> float:
     },
     engines=("numpy", "dask"),
     cases="dpstats.decomposition._cases:cca",
+    preview="dpstats.decomposition._previews:cca_preview",
 )
 def cca(
     X,

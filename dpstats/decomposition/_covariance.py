@@ -150,6 +150,7 @@ def _vector_budgets(split: str, eps_vectors: float, draws: int, values: np.ndarr
     },
     engines=("numpy", "dask"),
     cases="dpstats.decomposition._cases:amin_eigen",
+    preview="dpstats.decomposition._previews:amin_eigen_preview",
 )
 def amin_eigen(
     X,
@@ -362,6 +363,7 @@ OPTIONS = {
     },
     engines=("numpy", "dask"),
     cases="dpstats.decomposition._cases:covariance",
+    preview="dpstats.decomposition._previews:covariance_preview",
 )
 @named_rows("features")
 def covariance(

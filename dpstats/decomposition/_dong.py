@@ -462,6 +462,7 @@ _MATRIX = {"X": Data("matrix", "an n × d matrix of rows with L2 norm <= 1")}
     parameters={**_DONG, "norm_bound": NormBound(), "radius_share": Real(0, 1)},
     engines=("numpy", "dask"),
     cases="dpstats.decomposition._cases:covariance_dong",
+    preview="dpstats.decomposition._previews:covariance_dong_preview",
 )
 @named_rows("features")
 def covariance_dong(
@@ -582,6 +583,7 @@ def covariance_dong(
     parameters={**_DONG, "k": Components()},
     engines=("numpy", "dask"),
     cases="dpstats.decomposition._cases:pca_dong",
+    preview="dpstats.decomposition._previews:pca_dong_preview",
 )
 @named_rows("components")
 def pca_dong(

@@ -105,6 +105,7 @@ def _truncated_svd(M: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     relations=("row",),
     engines=("numpy", "dask"),
     cases="dpstats.decomposition._cases:low_rank",
+    preview="dpstats.decomposition._previews:low_rank_preview",
 )
 def low_rank(
     A,

@@ -94,7 +94,6 @@ from ..preprocessing import RADIUS_SHARE, to_unit_rows
 from ._bingham import OUTPUT_BITS, bingham_scale, check_certifiable, on_output_grid, score_sensitivity
 from ._covariance import amin_eigen
 from ._dong import pca_dong
-from ._previews import pca_ag_preview
 
 __all__ = ["pca", "pca_ag", "pca_ppca", "pca_ppm", "pca_sn", "second_moment", "top_components"]
 
@@ -248,7 +247,7 @@ def _no_k(function):
     "Analyze Gauss: the Gram matrix XᵀX plus symmetric Gaussian noise",
     "pca_ag",
     {**privacy("approx"), "calibration": Options("analytic", "classic"), "clip": Flag(), **UNITS, **NOISE},
-    preview=pca_ag_preview,
+    preview="dpstats.decomposition._previews:pca_ag_preview",
 )
 @named_rows("features")
 def pca_ag(
@@ -379,6 +378,7 @@ def pca_ag(
     engines=("numpy", "dask"),
     relations=("row",),
     private=False,
+    preview="dpstats.decomposition._previews:pca_sn_preview",
 )
 @named_rows("features")
 def pca_sn(
@@ -521,6 +521,7 @@ def random_orthonormal(d: int, k: int, rng: np.random.Generator) -> np.ndarray:
         **NOISE,
     },
     own=("k",),
+    preview="dpstats.decomposition._previews:pca_ppm_preview",
 )
 @named_rows("components")
 def pca_ppm(
@@ -674,6 +675,7 @@ SAMPLERS = ("sequential", "gibbs")
         **UNITS,
     },
     own=("k",),
+    preview="dpstats.decomposition._previews:pca_ppca_preview",
 )
 @named_rows("components")
 def pca_ppca(
@@ -858,6 +860,7 @@ DELTA_USES = {"ag": "approx", "sn": "pure", "ppm": "either", "ppca": "pure", "am
         "radius_share": Real(0, 1),
     },
     own=("k",),
+    preview="dpstats.decomposition._previews:pca_preview",
 )
 @named_rows("components")
 def pca(

@@ -38,6 +38,7 @@ RADIUS_QUANTILE = 0.75
     },
     engines=("numpy", "dask"),
     cases="dpstats.descriptive._cases:private_norm_bound",
+    preview="dpstats.descriptive._previews:private_norm_bound_preview",
 )
 def private_norm_bound(
     X,

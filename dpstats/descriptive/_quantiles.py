@@ -326,6 +326,7 @@ def _check_levels(q, name: str = "q") -> tuple[np.ndarray, bool]:
         **UNITS,
     },
     cases="dpstats.descriptive._cases:quantile",
+    preview="dpstats.descriptive._previews:quantile_preview",
 )
 def quantile(
     x,
@@ -622,6 +623,7 @@ def _joint_scores(cells: np.ndarray, levels: np.ndarray, grid_size: int, probes:
         **UNITS,
     },
     cases="dpstats.descriptive._cases:private_bounds",
+    preview="dpstats.descriptive._previews:private_bounds_preview",
 )
 def private_bounds(
     x,

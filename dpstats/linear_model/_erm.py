@@ -1268,6 +1268,7 @@ _LABELLED = {
     parameters={**_ERM, "h": Real(0, None)},
     engines=("numpy", "dask"),
     cases="dpstats.linear_model._cases:svm",
+    preview="dpstats.linear_model._previews:svm_preview",
 )
 def svm(
     X,
@@ -1392,6 +1393,7 @@ def svm(
     parameters=_ERM,
     engines=("numpy", "dask"),
     cases="dpstats.linear_model._cases:logistic_regression",
+    preview="dpstats.linear_model._previews:logistic_regression_preview",
 )
 def logistic_regression(
     X,

@@ -156,6 +156,7 @@ _BOUNDS_Y = Checked("a pair (lower, upper) or 'private'", {k: v for k, v in BAD_
     },
     engines=("numpy", "dask"),
     cases="dpstats.linear_model._cases:linear_regression",
+    preview="dpstats.linear_model._previews:linear_regression_preview",
 )
 def linear_regression(
     X,
