@@ -615,7 +615,8 @@ _CLASSIFIER_NOTES = """
     Intercept: with ``fit_intercept=True`` each row x is mapped to
     z = [x, 1]/√2 — a fixed map, so ‖z‖ <= 1 whenever ‖x‖ <= 1 and the norm bound
     on X is unchanged — and the mechanism runs on z in d + 1 dimensions with the
-    same ε (output perturbation's L2 sensitivity stays 2/(nλ), in d + 1 dimensions).
+    same ε (output perturbation's L2 sensitivity stays 2R/(nλ) plus twice the solver's public distance to the
+    exact minimiser, in d + 1 dimensions).
     The intercept is regularised like the other weights, and the √2 shrinks the
     margins (equivalently, λ acts twice as strongly). ``coef_`` and
     ``intercept_`` are reported in the original x scale.

@@ -637,3 +637,13 @@ def test_clip_rescales_rows_instead_of_raising():
     f = dps.svm(X, y, 1.0, lam=0.1, clip=True, rng=0)
     g = dps.svm(np.vstack([[0.6, 0.8], X[1:]]), y, 1.0, lam=0.1, rng=0)
     np.testing.assert_allclose(f, g)
+
+
+def test_a_tol_that_overflows_the_target_is_refused_naming_it():
+    """tol/(lam + Delta) beyond double precision: a ParameterError naming tol, before anything is charged (it was a
+    bare ValueError from a logarithm)."""
+    acc = dps.Accountant(10.0)
+    X, y = np.zeros((1000, 2)), np.ones(1000)
+    with pytest.raises(dps.ParameterError, match="tol"):
+        dps.logistic_regression(X, y, 1.0, lam=0.5, tol=1.7e308, accountant=acc)
+    assert acc.ledger == []

@@ -104,12 +104,13 @@ t = R‖x − g*‖_*/√μ, with ‖w‖_* = ‖∇²F(g*)^{1/2}w‖ >= √μ�
   η′(1 + ψ(a))‖Δ‖_x + ‖e_g‖/((1 − η)√μ) of v (η′ = η/(1 − η)), and the norms at
   x and g* differ by at most e^{a/2} each way. So
   t⁺ <= e^t [ψ(t) + η′(1 + ψ(t))] t + floor, the floor collecting the
-  gradient's error and the rounding of the update: t⁺ ≈ t²/2 from any t <= 1,
-  whatever the data (the local analysis of Newton's method for self-concordant
+  gradient's error and the rounding of the update: t⁺ ≈ t²/2 once t is below
+  about 0.73 (where the recursion contracts; the plan drops any t > 1), whatever the data (the local analysis of Newton's method for self-concordant
   functions, Nesterov 2004, Section 4.1, in the form Bach 2010 gives it for the
   logistic loss). The same argument shows that the Cholesky factorisation of
-  H̃ runs to completion when μ − ‖H̃ − ∇²F(x)‖ > γ_{d+1} tr H̃/(1 − γ_{d+1}): a
-  public condition, checked by the plan.
+  H̃ runs to completion when μ − ‖H̃ − ∇²F(x)‖ > γ_{d+1} tr H̃/(1 − γ_{d+1}); the
+  plan checks twice that margin (the public condition with the |s| term of the
+  argument), from public values.
 
 *The plan*: of the splits (K₁ accelerated steps, then K₂ Newton steps) whose
 public bound t_{K₂}/R is below the target, the one with the least work (a
@@ -799,6 +800,10 @@ class Accelerated:
         least work, or :class:`ParameterError` (before anything is charged) if double precision cannot reach it, or
         if every plan takes more than ``max_iter`` steps. ``offsets``: the objective has margins' offsets (objective
         perturbation) or none (output perturbation)."""
+        if not math.isfinite(target):
+            raise ParameterError(
+                f"tol must keep tol/(lam + Delta) finite in double precision; tol/(lam + Delta) = {target:g}"
+            )
         phase = _Momentum.of(n, d, reg, loss, offsets)
         plans = []  # (cost in gradient passes, accelerated steps, Newton steps, distance)
         if phase is not None:
@@ -1139,7 +1144,8 @@ def _plain_up_to(d: int, cap: float, spread: float) -> float:
     """The norm of the noise centre up to which a plain dot product gives every offset within 2u·``cap`` (it is
     within γ_d Σ_j |x_j s_j| <= γ_d R‖s‖, Higham 2002, Lemma 3.1), or 0 when a larger norm is not rare (probability
     above :data:`_RARE` for ‖s‖ ~ Gamma(d, ``spread``)): public values only. (Which way the offsets are computed
-    shows in the time a call takes and depends on the noise; a rare threshold keeps that event negligible.)"""
+    shows in the time a call takes and depends on the noise; a rare threshold keeps that event below 2^-64: to an
+    observer of the running time the release is (ε, about 2^-64·e^ε)-DP rather than pure ε-DP.)"""
     threshold = 2.0 * UNIT_ROUNDOFF * cap / (gamma(d) * norm_bound(d) * 1.01)
     return threshold if gammaincc(d, threshold / spread) <= _RARE else 0.0
 
