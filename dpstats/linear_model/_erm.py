@@ -105,7 +105,8 @@ t = R‖x − g*‖_*/√μ, with ‖w‖_* = ‖∇²F(g*)^{1/2}w‖ >= √μ�
   x and g* differ by at most e^{a/2} each way. So
   t⁺ <= e^t [ψ(t) + η′(1 + ψ(t))] t + floor, the floor collecting the
   gradient's error and the rounding of the update: t⁺ ≈ t²/2 once t is below
-  about 0.73 (where the recursion contracts; the plan drops any t > 1), whatever the data (the local analysis of Newton's method for self-concordant
+  about 0.73 (where the recursion contracts; the plan drops any t > 1),
+  whatever the data (the local analysis of Newton's method for self-concordant
   functions, Nesterov 2004, Section 4.1, in the form Bach 2010 gives it for the
   logistic loss). The same argument shows that the Cholesky factorisation of
   H̃ runs to completion when μ − ‖H̃ − ∇²F(x)‖ > γ_{d+1} tr H̃/(1 − γ_{d+1}); the
