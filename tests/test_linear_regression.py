@@ -549,3 +549,19 @@ def test_tukey_with_units_states_its_rows_per_unit_in_the_ledger():
     dps.linear_regression(X, y, 4.0, method="tukey", subsets=300, privacy_unit=ids, max_rows=4, rng=0, accountant=acc)
     (entry,) = acc.ledger
     assert entry.relation == "unit" and "1200 units (public), at most 4 rows each" in entry.note
+
+
+def test_a_units_subset_depends_on_its_own_identifier_only(monkeypatch):
+    """Unit 0 renamed (the same rows): its rows move from one subset to another and nothing else moves (two models;
+    a rank of the identifiers among all units would have moved most of them)."""
+    X, y, ids = _unit_data()
+    kw = dict(method="tukey", subsets=300, max_rows=4, rng=7)
+    renamed = np.where(ids == 0, 10**6, ids)
+    first, second = _tukey_models(
+        monkeypatch,
+        [
+            lambda: dps.linear_regression(X, y, 4.0, privacy_unit=ids, **kw),
+            lambda: dps.linear_regression(X, y, 4.0, privacy_unit=renamed, **kw),
+        ],
+    )
+    assert int((first != second).any(axis=1).sum()) <= 2

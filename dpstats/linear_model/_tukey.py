@@ -9,10 +9,12 @@ propose-test-release check of Brown, Gaboardi, Smith, Ullman & Zakynthinou 2021)
    intercept; the minimum-norm least-squares solution, a function of that subset's rows only). With a privacy unit
    the rows are first bounded as every unit-level release bounds them (:func:`dpstats._engine.bound_rows`: at most
    ``max_rows`` rows of each unit, chosen by a keyed hash of the unit's own rows, in an order that depends on the
-   rows' values only), then the *units* are split: each unit's identifier gets a keyed hash (a second key drawn
-   from ``rng``: public, independent of the data), the units are ranked by it, and the unit of rank i goes to
-   subset i mod m. A unit's rows all fall in its one subset, and which subset that is depends on the key and on
-   the set of identifiers only, which neighbours share (they differ in one unit's rows; the units stay).
+   rows' values only), then the *units* are split: a unit goes to subset h(id) mod m, h a keyed 64-bit hash of
+   its canonical identifier (a second key drawn from ``rng``: public, independent of the data). A unit's rows all
+   fall in its one subset, and which one depends on its own identifier and the key alone (renaming a unit moves
+   its rows from one subset to another: two models, nothing else). The subsets' sizes are then random
+   (multinomial: with N/m units per subset on average, a fraction of about e^{−N/m} are empty and give the zero
+   model, a function of their — empty — rows); keep N well above m.
 2. Approximate Tukey depth (the paper's Definition 2): T(y) = min over coordinates j of min(#{i : β_ij <= y_j},
    #{i : β_ij >= y_j}). The region of depth >= p is the box Π_j [S_j(p), S_j(m + 1 − p)] (S_j the sorted j-th
    coordinates), of volume V_p, for p = 1 … P = ⌊m/2⌋ (V_p = ∞ for p <= 0, V_{P+1} = 0).
@@ -27,9 +29,9 @@ propose-test-release check of Brown, Gaboardi, Smith, Ullman & Zakynthinou 2021)
 **Neighbours and sensitivity.** Replacing one row changes at most one model, because the subsets are disjoint and
 fixed before the data are read (a permutation of the n positions). Replacing all rows of one unit changes at most
 one model too: the other units keep the same rows (bounding chooses a unit's rows from its own rows and the key),
-in the same subsets (step 1), in the same order (the canonical order of the kept rows is a function of their
-values), so every other subset's rows, and its model, are the same bit for bit. Every count in T then moves by at
-most one, so |T(y) − T′(y)| <= 1 for every y, and the regions nest, R_{p+1} ⊆ R′_p ⊆ R_{p−1}:
+in the same subsets (h of their own identifiers), in the same order (the canonical order of the kept rows is a
+function of their values), so every other subset's rows, and its model, are the same bit for bit. Every count in
+T then moves by at most one, so |T(y) − T′(y)| <= 1 for every y, and the regions nest, R_{p+1} ⊆ R′_p ⊆ R_{p−1}:
 V′_p ∈ [V_{p+1}, V_{p−1}] (at distance k: [V_{p+k}, V_{p−k}]). The sensitivity checker observes this as the
 number of depths p whose log-volume is at least L, for every L of a public grid: it moves by at most one.
 
@@ -277,18 +279,15 @@ SMALLEST_SUBSETS = {0.1: 3326, 0.3: 1118, 1.0: 342, 3.0: 122, 10.0: 42}
 
 def _subsets(n: int, subsets: int, rng, ids: np.ndarray | None) -> list[np.ndarray]:
     """The rows of each subset (step 1): without units ⌊n/m⌋ rows each of a random permutation of the n positions;
-    with units (``ids``: the kept rows' canonical identifiers) every unit's rows in subset rank(h(id)) mod m, h a
-    keyed hash (its key drawn from ``rng``). Each subset's rows stay in their order (the canonical order of the kept
-    rows)."""
+    with units (``ids``: the kept rows' canonical identifiers) every unit's rows in subset h(id) mod m, h a keyed
+    hash (its key drawn from ``rng``): a function of the unit's own identifier and the key. Each subset's rows stay
+    in their order (the canonical order of the kept rows)."""
     if ids is None:
         size = n // subsets
         order = rng.permutation(n)
         return [order[i * size : (i + 1) * size] for i in range(subsets)]
     key = int(rng.integers(0, 2**63))
-    units, unit_of = np.unique(ids, return_inverse=True)  # the units, sorted (the same set for neighbours)
-    rank = np.empty(units.size, dtype=np.int64)
-    rank[np.argsort(value_hashes(units, key), kind="stable")] = np.arange(units.size)  # ties: by identifier
-    where = (rank % subsets)[unit_of]
+    where = (value_hashes(np.asarray(ids), key) % np.uint64(subsets)).astype(np.int64)
     order = np.argsort(where, kind="stable")
     return np.split(order, np.cumsum(np.bincount(where, minlength=subsets))[:-1])
 
