@@ -69,7 +69,17 @@ from ..accounting.events import composed_gaussian
 from ..exceptions import OutOfBoundsError, ParameterError
 from ..noise.release import GRID_BITS, Statistic, grid_for
 
-__all__ = ["ADASSP_EIGENVALUE_SHARE", "RHO", "Scaling", "SufficientStatistics", "certified_min_eigenvalue", "fit_ssp"]
+__all__ = [
+    "ADASSP_EIGENVALUE_SHARE",
+    "RHO",
+    "Scaling",
+    "SufficientStatistics",
+    "calibration",
+    "certified_min_eigenvalue",
+    "eigenvalue_sensitivity",
+    "fit_ssp",
+    "gram_sensitivity",
+]
 
 #: Wang (2018)'s failure probability ρ of the ridge's eigenvalue bound (the value of the paper's experiments).
 RHO = 0.05
@@ -412,6 +422,12 @@ def gram_sensitivity(m: int) -> float:
 def eigenvalue_sensitivity(m: int) -> float:
     """Δ of λ_min(XᵀX), m rows per unit (module docstring, "Sensitivity"): m (Weyl)."""
     return float(m)
+
+
+def calibration(epsilon: float, delta: float, k: int, m: int, rows_bound: int, adaptive: bool, magnitude: float):
+    """The calibration of a call from public numbers (the cached plan :func:`fit_ssp` uses): its ``gram`` noise,
+    AdaSSP's ``eigenvalue`` noise (None for SSP), the composed ``event``, the ``grid``; for the previews."""
+    return _plan(epsilon, delta, k, m, rows_bound, adaptive, magnitude)
 
 
 @dataclass(frozen=True)
