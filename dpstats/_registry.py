@@ -45,6 +45,7 @@ from dataclasses import dataclass, field, replace
 from importlib import import_module
 
 from ._constraints import Constraint, Delta, RandomSource
+from ._validation import GENERATED
 from .accounting.relation import Relation
 
 __all__ = ["FAMILIES", "Audit", "Cases", "Declaration", "Example", "declare", "declarations", "outer"]
@@ -375,7 +376,7 @@ def _entry_point(function: Callable, signature: inspect.Signature, parameters, r
         + "".join(f"    {line}\n" for line in lines)
         + f"    return __function({', '.join(call)})\n"
     )
-    exec(compile(source, f"<declared release {function.__name__}>", "exec"), namespace)  # noqa: S102
+    exec(compile(source, f"{GENERATED}{function.__name__}>", "exec"), namespace)  # noqa: S102
     release = functools.wraps(function)(namespace[function.__name__])
     release.__signature__ = signature
     return release
