@@ -45,6 +45,7 @@ from dataclasses import dataclass, field, replace
 from importlib import import_module
 
 from ._constraints import Constraint, Delta, RandomSource
+from ._validation import GENERATED
 from .accounting.relation import Relation
 
 __all__ = ["FAMILIES", "Audit", "Cases", "Declaration", "Example", "declare", "declarations", "outer"]
@@ -98,8 +99,11 @@ class Audit:
     (a zero-argument factory of the predicate on the output: a threshold computed from the data) turns the runs
     into a lower confidence bound on ε, which must stay at or below the example's ε. The under-noised variant — the
     same call with ``broken`` (keyword changes: by default the noise of ``under`` times ε claimed as ε; for a
-    unit-level release, the same call without its unit) — must be flagged above it: that shows the event has the
-    power to catch a calibration error. ``delta``: the audit's δ; ``seeds``: the clean and the broken runs'."""
+    unit-level release, the same call without its unit), or under ``patch`` — must be flagged above it: that shows
+    the event has the power to catch a calibration error. ``patch``: a ``patch(monkeypatch)`` that mis-declares the
+    release's sensitivity where it computes it (halved, as :attr:`Cases.misdeclared`'s patches); the variant is then
+    the same call under it (with ``broken``'s changes, if any). ``delta``: the audit's δ; ``seeds``: the clean and
+    the broken runs'."""
 
     pair: Callable
     event: Callable
@@ -108,11 +112,14 @@ class Audit:
     delta: float = 0.0
     broken: Mapping[str, object] | None = None
     under: float = 8.0
+    patch: Callable | None = None
 
     def broken_changes(self, kwargs: Mapping[str, object]) -> dict:
         """The keyword changes of the under-noised variant of a call with ``kwargs``."""
         if self.broken is not None:
             return dict(self.broken)
+        if self.patch is not None:
+            return {}
         return {"epsilon": self.under * kwargs["epsilon"]}
 
 
@@ -369,7 +376,7 @@ def _entry_point(function: Callable, signature: inspect.Signature, parameters, r
         + "".join(f"    {line}\n" for line in lines)
         + f"    return __function({', '.join(call)})\n"
     )
-    exec(compile(source, f"<declared release {function.__name__}>", "exec"), namespace)  # noqa: S102
+    exec(compile(source, f"{GENERATED}{function.__name__}>", "exec"), namespace)  # noqa: S102
     release = functools.wraps(function)(namespace[function.__name__])
     release.__signature__ = signature
     return release

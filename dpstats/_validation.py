@@ -189,12 +189,18 @@ def check_bounds(bounds, name: str = "bounds") -> tuple[np.ndarray, np.ndarray]:
 
 
 _PACKAGE = str(Path(__file__).resolve().parent)
+#: The file name of the entry points :func:`dpstats._registry.declare` generates (library code without a file).
+GENERATED = "<declared release "
+
+
+def _in_library(filename: str) -> bool:
+    return filename.startswith(GENERATED) or str(Path(filename).resolve()).startswith(_PACKAGE)
 
 
 def warn_caller(message: str, category: type[Warning]) -> None:
     """Warn, attributing the warning to the first frame outside dpstats (the caller's line), however deep inside
-    the library the warning is raised."""
+    the library the warning is raised (a declared release's generated entry point is inside)."""
     level, frame = 2, sys._getframe(1)  # stacklevel 2: the function that called warn_caller
-    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(_PACKAGE):
+    while frame is not None and _in_library(frame.f_code.co_filename):
         level, frame = level + 1, frame.f_back
     warnings.warn(message, category, stacklevel=level)

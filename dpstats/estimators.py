@@ -894,8 +894,15 @@ class DPLinearRegression(_SharedAccountantMixin, RegressorMixin, BaseEstimator):
             y = _sklearn("y", check_array, y, ensure_2d=False, dtype=np.float64, input_name="y")
             y = _sklearn("y", column_or_1d, y, warn=True)
         bounds_X = self.bounds_X
-        if isinstance(bounds_X, dict) and names is not None:
-            bounds_X = [bounds_X[c] if c in bounds_X else bounds_X.get(str(c)) for c in names]
+        if isinstance(bounds_X, dict) and names is not None:  # as linear_regression reads a dict: every column, exactly
+            missing = [c for c in names if c not in bounds_X and str(c) not in bounds_X]
+            unknown = [c for c in bounds_X if str(c) not in {str(n) for n in names}]
+            if missing or unknown:
+                raise ParameterError(
+                    f"bounds_X must name every column of X exactly; missing {missing}, unknown {unknown} (the columns "
+                    f"are {[str(c) for c in names]})"
+                )
+            bounds_X = [bounds_X[c] if c in bounds_X else bounds_X[str(c)] for c in names]
         result = linear_regression(
             X,
             y,

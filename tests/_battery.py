@@ -1215,6 +1215,83 @@ def group_cases() -> list[Case]:
     return found
 
 
+def linear_regression_cases() -> list[Case]:
+    """What the review of issue 35 found: a public side outside its bounds beside a "private" one (clipped
+    silently), bounds too narrow to scale, TukeyEM configurations that can never pass (charged, then refused),
+    Theil-Sen on one row (an error about matchings never passed), the estimator's dict of bounds with an unknown
+    column (ignored)."""
+    import pandas as pd
+
+    from dpstats.estimators import DPLinearRegression
+
+    rng = np.random.default_rng(2029)
+    Xr = rng.uniform(0, 1, (200, 2))
+    yr = Xr @ [0.5, 0.25]
+    outside = Xr.copy()
+    outside[:3] = 5.0
+    big_X = rng.uniform(0, 1, (4000, 1))
+    big_y = 2 * big_X[:, 0]
+    frame = pd.DataFrame(Xr, columns=["a", "b"])
+
+    def call(X_, y_, epsilon, **kw):
+        return lambda acc: dps.linear_regression(X_, y_, epsilon, rng=0, accountant=acc, **kw)
+
+    return [
+        Case(
+            "linear_regression",
+            "X outside, bounds_y private",
+            call(outside, yr, 1.0, bounds_X=(0, 1), bounds_y="private"),
+            ("bounds_X",),
+        ),
+        Case(
+            "linear_regression",
+            "y outside, bounds_X private",
+            call(Xr, yr + 5, 1.0, bounds_X="private", bounds_y=(0, 1)),
+            ("bounds_y",),
+        ),
+        Case(
+            "linear_regression",
+            "bounds_X = (0, 1e-310)",
+            call(Xr * 1e-311, yr, 1.0, bounds_X=(0, 1e-310), bounds_y=(0, 1)),
+            ("bounds_X",),
+        ),
+        Case(
+            "linear_regression",
+            "tukey, epsilon 0.1, m 1000",
+            call(big_X, big_y, 0.1, method="tukey", subsets=1000),
+            ("subsets",),
+        ),
+        Case(
+            "linear_regression",
+            "tukey, m 40 at epsilon 2",
+            call(big_X, big_y, 2.0, method="tukey", subsets=40),
+            ("subsets",),
+        ),
+        Case(
+            "linear_regression",
+            "tukey, delta 0.9 at epsilon 1e-3",
+            call(big_X, big_y, 1e-3, delta=0.9, method="tukey"),
+            ("epsilon",),
+        ),
+        Case(
+            "linear_regression",
+            "theil_sen on one row",
+            call(Xr[:1, :1], yr[:1], 1.0, method="theil_sen", bounds_X=(0, 1), bounds_y=(0, 1)),
+            ("X",),
+        ),
+        Case(
+            "DPLinearRegression",
+            "bounds_X dict with an unknown column",
+            _fit(
+                DPLinearRegression(bounds_X={"a": (0, 1), "b": (0, 1), "c": (0, 1)}, bounds_y=(0, 1), random_state=0),
+                frame,
+                yr,
+            ),
+            ("bounds_X",),
+        ),
+    ]
+
+
 # ----------------------------------------------------------------------------- generated from the declarations
 
 
@@ -1280,6 +1357,7 @@ def cases() -> list[Case]:
         *covariance_cases(),
         *norm_bound_cases(),
         *group_cases(),
+        *linear_regression_cases(),
     ]
 
 

@@ -52,7 +52,9 @@ def test_disjoint_supports_give_infinite_point_estimate():
 # these mechanisms), never tuned on the audit's outcome. The release must stay below its ε; its under-noised variant
 # — the same code calibrated for a multiple of ε and claimed as ε, or, for a unit-level release, the same call
 # without its unit (calibrated as if each row were a person, while the heavy unit's rows all move at once) — must be
-# flagged above it, which shows that the event has the power to catch a calibration error.
+# flagged above it, which shows that the event has the power to catch a calibration error. A release may instead
+# declare a patch that halves its sensitivity where it computes it (the linear regressions'): the variant then runs
+# under it.
 
 AUDITS = examples("audit")
 
@@ -64,18 +66,22 @@ def test_every_declared_audit_stays_below_epsilon_and_flags_its_under_noised_var
     data, neighbour = spec.pair()
     event, eps = spec.event(), example.kwargs["epsilon"]
     found = []
-    for changes, seed in (({}, spec.seeds[0]), (spec.broken_changes(example.kwargs), spec.seeds[1])):
-        found.append(
-            audit(
-                lambda ds, r, changes=changes: declaration.run(example, ds, r, **changes),
-                data,
-                neighbour,
-                event,
-                n_runs=spec.runs,
-                delta=spec.delta,
-                alpha=0.05,
-                rng=seed,
-            ).epsilon_lower
-        )
+    variants = (({}, spec.seeds[0], None), (spec.broken_changes(example.kwargs), spec.seeds[1], spec.patch))
+    for changes, seed, patch in variants:
+        with pytest.MonkeyPatch.context() as monkeypatch:
+            if patch is not None:  # a mis-declared sensitivity (halved where the release computes it)
+                patch(monkeypatch)
+            found.append(
+                audit(
+                    lambda ds, r, changes=changes: declaration.run(example, ds, r, **changes),
+                    data,
+                    neighbour,
+                    event,
+                    n_runs=spec.runs,
+                    delta=spec.delta,
+                    alpha=0.05,
+                    rng=seed,
+                ).epsilon_lower
+            )
     clean, broken = found
     assert clean <= eps < broken, (label, clean, broken)

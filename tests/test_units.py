@@ -112,7 +112,8 @@ def _with_units(declaration, example):
     return run
 
 
-#: every declared example of a unit-level release on the unit data (:mod:`tests._registry`)
+#: every declared example of a unit-level release on the unit data (:mod:`tests._registry`). The accountants below
+#: allow unproven guarantees (TukeyEM's sampler is floating point): these tests check the units, not the proofs.
 MECHANISMS = {label: _with_units(*found) for label, found in examples("units").items()}
 #: a permutation of the rows the examples read (the sorted-table test), or None
 ORDER = None
@@ -120,7 +121,7 @@ ORDER = None
 
 @pytest.mark.parametrize("name", sorted(MECHANISMS))
 def test_every_mechanism_bounds_units_and_notes_it(name):
-    acc = dps.Accountant(100.0, 1e-3)
+    acc = dps.Accountant(100.0, 1e-3, allow_unproven=True)
     out = np.asarray(MECHANISMS[name](IDS, 5, 0, acc), dtype=float)
     assert np.isfinite(out).all()
     assert acc.ledger and all("privacy unit" in entry.note for entry in acc.ledger)
@@ -142,7 +143,7 @@ def test_a_sorted_table_gives_the_same_release(name):
 
 def _charges(name) -> bool:
     """Whether the row-level call of ``name`` charges an accountant (count without a unit is public: it does not)."""
-    acc = dps.Accountant(1000.0, 1e-2)
+    acc = dps.Accountant(1000.0, 1e-2, allow_unproven=True)
     MECHANISMS[name](None, None, 0, acc)
     return bool(acc.ledger)
 
@@ -152,11 +153,11 @@ def test_every_mechanism_states_its_relation_and_a_block_takes_only_its_own(name
     """Each release records the relation it protects; a block opened for units takes the unit-level release, one
     opened by rows refuses it (a unit's rows may lie in several parts) and takes the row-level one, and the reverse:
     refused before anything is recorded. A mechanism that did not state its relation would be refused by both."""
-    acc = dps.Accountant(1000.0, 1e-2)
+    acc = dps.Accountant(1000.0, 1e-2, allow_unproven=True)
     MECHANISMS[name](IDS, 5, 0, acc)
     MECHANISMS[name](None, None, 0, acc)
     assert {e.relation for e in acc.ledger} == ({"unit", "row"} if _charges(name) else {"unit"})
-    acc = dps.Accountant(1000.0, 1e-2)
+    acc = dps.Accountant(1000.0, 1e-2, allow_unproven=True)
     with acc.parallel(1, by="unit") as block:
         MECHANISMS[name](IDS, 5, 0, block[0])
         if _charges(name):

@@ -11,7 +11,8 @@ label                       call                                                
 OLS                         ``sklearn.linear_model.LinearRegression``                       not private
 AdaSSP                      ``dps.linear_regression(..., method="adassp")``                 (ε, δ)-DP
 SSP                         ``method="ssp"``                                                (ε, δ)-DP
-TukeyEM                     ``method="tukey"``, m = min(1000, n/(2(d + 1))) models          UNPROVEN sampler
+TukeyEM                     ``method="tukey"``, m = min(1000, n/(2(d + 1))) models (at      UNPROVEN sampler
+                            least the smallest m that can pass at ε, rows allowing)
 TheilSen                    ``method="theil_sen"`` (one-feature sets)                       ε-DP
 AdaSSP per person           ``method="adassp", privacy_unit=person, max_rows=7`` (panel)    (ε, δ)-DP, per person
 diffprivlib                 ``diffprivlib.models.LinearRegression(bounds_X, bounds_y)``     claimed ε-DP; its
@@ -240,9 +241,14 @@ def load(names: Sequence[str] = DATA_SETS) -> list[RegressionData]:
 # ----------------------------------------------------------------------------- the methods
 
 
-def _subsets(n: int, d: int) -> int:
-    """TukeyEM's m: the paper's 1000, fewer for small n (at least 2(d + 1) rows per model; public: n and d)."""
-    return int(max(20, min(1000, n // (2 * (d + 1)))))
+def _subsets(n: int, d: int, epsilon: float) -> int:
+    """TukeyEM's m: the paper's 1000, fewer for small n (at least 2(d + 1) rows per model), but at least the
+    smallest m whose test can pass at (ε, δ) where the rows allow one (d + 1 rows per model); public: n, d, ε, δ.
+    Below it the call is refused before anything is charged (``ParameterError``): no model."""
+    from ..linear_model._tukey import smallest_subsets
+
+    m = int(max(20, min(1000, n // (2 * (d + 1)))))
+    return max(m, min(smallest_subsets(epsilon, DELTA), n // (d + 1)))
 
 
 def _dpstats(method: str, units: bool = False):
@@ -250,9 +256,13 @@ def _dpstats(method: str, units: bool = False):
         import dpstats as dps
 
         if method == "tukey":
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                r = dps.linear_regression(X, y, epsilon, DELTA, method="tukey", subsets=_subsets(*X.shape), rng=seed)
+            m = _subsets(*X.shape, epsilon)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    r = dps.linear_regression(X, y, epsilon, DELTA, method="tukey", subsets=m, rng=seed)
+            except dps.ParameterError:  # no m the rows allow can pass its test at this ε: refused, nothing charged
+                return np.zeros(X.shape[1]), 0.0
         else:
             delta = 0.0 if method == "theil_sen" else DELTA
             unit = {"privacy_unit": ids, "max_rows": 7} if units else {}

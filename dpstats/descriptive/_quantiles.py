@@ -550,11 +550,22 @@ def _score_sensitivity(m: int) -> Fraction:
 
 
 def _indices_of_cells(
-    cells: np.ndarray, levels: np.ndarray, epsilon: float, grid: _Grid, rng, accountant, m: int, relation: str
+    cells: np.ndarray,
+    levels: np.ndarray,
+    epsilon: float,
+    grid: _Grid,
+    rng,
+    accountant,
+    m: int,
+    relation: str,
+    charged: bool = True,
 ) -> np.ndarray:
     """Charge, and sample the grid index of every level from the records' sorted cells (m: records per unit;
-    ``relation``: "unit" with a privacy unit, "row" without)."""
+    ``relation``: "unit" with a privacy unit, "row" without; ``charged=False``, one level only: the caller charged
+    its ``Exponential(epsilon)`` already, with its own release)."""
     units = f"privacy unit: at most {m} records each; " if relation == "unit" else ""
+    if levels.size == 1 and not charged:
+        return np.array([_sample_one(cells, float(levels[0]), epsilon, grid.size, rng, _score_sensitivity(m))])
     if levels.size == 1:
         charge(
             "quantile",
@@ -748,6 +759,28 @@ def private_bounds(
     }
 
 
+def sample_private_bounds(
+    x: np.ndarray,
+    epsilon: float,
+    *,
+    range,
+    quantiles,
+    grid_size: int,
+    units,
+    rng,
+    scale: str = "log",  # noqa: A002
+) -> tuple[float, float]:
+    """The pair :func:`private_bounds` releases for the 1-D float array ``x`` (finite, checked by the caller; clipped
+    to ``range``), its two exponential mechanisms (ε/2 each, exact) sampled **without a charge**: for a release
+    that charges them (``[Exponential(ε/2)] * 2``) with its own events as one ledger entry, before anything is drawn
+    (:func:`dpstats.linear_regression`'s private bounds). ``units``: the call's :class:`dpstats._engine.Units` or
+    None; ``range``, ``quantiles``, ``grid_size``, ``scale``: public, as :func:`private_bounds` takes them."""
+    grid = _Grid(float(range[0]), float(range[1]), grid_size, scale)
+    levels = np.asarray(quantiles, dtype=np.float64)
+    column, m = _kept_rows(np.asarray(x, dtype=np.float64), units, rng)
+    return _bounds_of_column(column, epsilon, grid, levels, m, Relation.of(units is not None), rng, None, False)
+
+
 def _kept_rows(values: np.ndarray, units, rng) -> tuple[np.ndarray, int]:
     """The rows (records) of ``values`` each unit keeps, and m (all rows, and 1, without a privacy unit)."""
     if units is None:
@@ -757,13 +790,15 @@ def _kept_rows(values: np.ndarray, units, rng) -> tuple[np.ndarray, int]:
 
 
 def _bounds_of_column(
-    x: np.ndarray, epsilon: float, grid: _Grid, levels, m: int, relation: str, rng, accountant
+    x: np.ndarray, epsilon: float, grid: _Grid, levels, m: int, relation: str, rng, accountant, charged: bool = True
 ) -> tuple:
     """Two exact single quantiles at ε/2 each (proven ε-DP by basic composition; the joint sampler is not), of the
-    records ``x`` (m: records per unit; ``relation`` as in :func:`_indices_of_cells`)."""
+    records ``x`` (m: records per unit; ``relation`` as in :func:`_indices_of_cells`; ``charged=False``: the caller
+    has charged them, see :func:`sample_private_bounds`)."""
     cells, half = grid.cells(x, True), split_epsilon(epsilon, 2)
     low, high = sorted(
-        int(_indices_of_cells(cells, levels[i : i + 1], half, grid, rng, accountant, m, relation)[0]) for i in range(2)
+        int(_indices_of_cells(cells, levels[i : i + 1], half, grid, rng, accountant, m, relation, charged)[0])
+        for i in range(2)
     )  # sorted: post-processing
     if high <= low:  # both on one grid point: widen by one grid step (post-processing)
         low, high = (low, low + 1) if low < grid.size else (low - 1, low)

@@ -3,6 +3,7 @@ Imported only by the tests."""
 
 from __future__ import annotations
 
+import functools
 import sys
 
 import numpy as np
@@ -204,26 +205,40 @@ _GOLDEN_BOUNDS = {"bounds_X": [(0, 1), (0, 10)], "bounds_y": (0, 100)}
 
 def _fit(result):
     """The released coefficients and intercept (as the golden file records them)."""
-    import numpy as np
-
     return (result.coef, np.float64(result.intercept))
 
 
 def _model(result):
-    import numpy as np
-
     return np.append(result.coef, result.intercept)
 
 
-def _regression_rows():
-    """Row 0 at corners whose scaled rows z = A(v − c̄) are orthogonal (the Gram matrix's worst case: √2)."""
-    import numpy as np
+def _gram(result):
+    """The noisy Gram matrix of the scaled rows (SSP, AdaSSP): what the audits look at."""
+    return result._statistics.gram
 
+
+def _regression_rows():
+    """Row 0 at corners whose scaled rows z = A(v − c̄) are orthogonal (the Gram matrix's worst case)."""
     X = np.array([[1.0, 1.0], [0.5, 0.2], [0.1, 0.9], [0.3, 0.3]])
     y = np.array([1.0, 0.2, 0.7, 0.4])
     moved_X, moved_y = X.copy(), y.copy()
     moved_X[0], moved_y[0] = [1.0, 0.0], 0.0
     return [((X, y), (moved_X, moved_y))]
+
+
+def _eigenvalue_rows():
+    """λ_min of XᵀX (x with the constant column, a² = 1/3) moves by 2/3: rows z_x = (−a, a), (a, a) against both
+    (a, a) (the review's pair for AdaSSP's eigenvalue release)."""
+    y = np.array([0.5, 0.5])
+    return [((np.array([[0.0], [1.0]]), y), (np.array([[1.0], [1.0]]), y.copy()))]
+
+
+def _huge_rows():
+    """Bounds whose squares overflow a float (±1e160): one row moved from 0 to 1e160 (the review's r13)."""
+    X, y = np.zeros((4, 1)), np.zeros(4)
+    moved = X.copy()
+    moved[0] = 1e160
+    return [((X, y), (moved, y.copy()))]
 
 
 def _one_feature():
@@ -232,8 +247,6 @@ def _one_feature():
 
 def _regression_units():
     """Unit 0 holds two rows at one corner; its neighbour moves both to the orthogonal corner."""
-    import numpy as np
-
     X = np.array([[1.0, 1.0], [1.0, 1.0], [0.5, 0.2], [0.1, 0.9], [0.3, 0.3]])
     y = np.array([1.0, 1.0, 0.2, 0.7, 0.4])
     ids = np.array([0, 0, 1, 2, 3])
@@ -243,15 +256,42 @@ def _regression_units():
 
 
 def _tukey_rows():
-    """400 rows near a line; the neighbour moves row 0 far away (one model of the 40 changes)."""
-    import numpy as np
-
-    rng = np.random.default_rng(3)
-    X = rng.normal(0, 1, (400, 1))
-    y = 2 * X[:, 0] + rng.normal(0, 0.1, 400)
+    """20 000 rows near a line, 20 per model (m = 1000 at ε = 2: the test passes and the mechanism runs); the
+    neighbour moves row 0 to an extreme (the review's r17)."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 2, (20_000, 1))
+    y = 2 * X[:, 0] + rng.normal(0, 0.01, 20_000)
     moved_X, moved_y = X.copy(), y.copy()
-    moved_X[0], moved_y[0] = 50.0, -100.0
+    moved_X[0], moved_y[0] = 1e-9, 1e9
     return [((X, y), (moved_X, moved_y))]
+
+
+def _tukey_margin():
+    """One row per model (x = 1, no intercept: the models are the y's), 1000 draws of Student's t with 5 degrees of
+    freedom; the neighbour moves the model nearest 0 to −1e6, which moves the distance to unsafety k̂ by one
+    (204 to 205 at ε = 2): the pair on which a halved distance sensitivity shows."""
+    y = np.random.default_rng(6).standard_t(5, 1000)
+    moved = y.copy()
+    moved[np.argmin(np.abs(y))] = -1e6
+    X = np.ones((1000, 1))
+    return [((X, y), (X.copy(), moved))]
+
+
+def _tukey_unit_rows():
+    """1200 units of 6 rows near a line; the neighbour's unit 0 has lost a row (every other unit unchanged: the
+    review's r21, where every model used to move)."""
+    rng = np.random.default_rng(0)
+    ids = np.repeat(np.arange(1200), 6)
+    X = rng.uniform(0, 1, (ids.size, 1))
+    y = 1 + 2 * X[:, 0] + rng.normal(0, 0.05, ids.size)
+    return [((X, y, ids), (X[1:], y[1:], ids[1:]))]
+
+
+def _tukey_units_data():
+    """The privacy-unit tests' data (unit 0 holds 400 of 3000 rows) with a response near a plane."""
+    data = ex.unit_data()
+    X = data.X[:, :2]
+    return (X, X @ [1.0, -1.0] + 0.05 * np.random.default_rng(1).normal(size=X.shape[0]), data.ids)
 
 
 def _golden_regression():
@@ -259,11 +299,9 @@ def _golden_regression():
 
 
 def _golden_tukey():
-    import numpy as np
-
     rng = np.random.default_rng(20261129)
-    X = rng.uniform(0, 1, (4000, 2))
-    return (X, X @ [1.0, -1.0] + rng.normal(0, 0.1, 4000))
+    X = rng.uniform(0, 1, (20_000, 2))
+    return (X, X @ [1.0, -1.0] + rng.normal(0, 0.1, 20_000))
 
 
 def _lazy_golden_regression():
@@ -281,12 +319,29 @@ def _unit_regression():
     return (ex.unit_data().X, ex.unit_data().values, ex.unit_data().ids)
 
 
-def _halve_gram_sensitivity(monkeypatch):
-    """The Gram matrix's Δ₂ = √2·m declared as 1/2, with the cached calibration bypassed."""
-    __import__("dpstats.linear_model._ssp")
-    ssp = sys.modules["dpstats.linear_model._ssp"]
-    monkeypatch.setattr(ssp, "sqrt_up", lambda value: 0.5)
-    monkeypatch.setattr(ssp, "_plan", ssp._plan.__wrapped__)
+def _halving(module: str, function: str, cache: str):
+    """A patch that halves ``module.function`` (a declared sensitivity) and replaces the cached calibration
+    ``module.cache`` by a fresh cache of the same function (the honest one's cache would hide the change)."""
+
+    def patch(monkeypatch):
+        found = sys.modules.get(module) or __import__(module, fromlist=["_"])
+        original, cached = getattr(found, function), getattr(found, cache)
+        monkeypatch.setattr(found, function, lambda *args: original(*args) / 2)
+        monkeypatch.setattr(found, cache, functools.lru_cache(maxsize=64)(cached.__wrapped__))
+
+    return patch
+
+
+#: The Gram matrix's Δ₂ = √2·m declared as √2·m/2; λ_min's Δ = m as m/2; TukeyEM's distance Δ = 1 as 1/2.
+_halve_gram_sensitivity = _halving("dpstats.linear_model._ssp", "gram_sensitivity", "_plan")
+_halve_eigenvalue_sensitivity = _halving("dpstats.linear_model._ssp", "eigenvalue_sensitivity", "_plan")
+_halve_distance_sensitivity = _halving("dpstats.linear_model._tukey", "distance_sensitivity", "calibration")
+
+
+def _halve_ssp_sensitivities(monkeypatch):
+    """Both of SSP's and AdaSSP's sensitivities halved (the audits' under-noised variant)."""
+    _halve_gram_sensitivity(monkeypatch)
+    _halve_eigenvalue_sensitivity(monkeypatch)
 
 
 def _halve_median_sensitivity(monkeypatch):
@@ -301,9 +356,59 @@ def _halve_median_sensitivity(monkeypatch):
     )
 
 
-def _regression_battery():
-    import numpy as np
+# The audits of SSP and AdaSSP: the orthogonal corner rows (‖z‖ = 1, z ⊥ z′: the upper triangle of z zᵀ − z′z′ᵀ
+# has norm 1, the most any pair of rows in the box reaches with an intercept), the noisy Gram matrix projected on
+# that difference, the threshold halfway between the two noiseless projections. The under-noised variant is the
+# release with its sensitivities halved (the noise halved: a realistic calibration error). At δ = 1e-6 no event
+# can flag it in feasible runs: a Gaussian's loss beyond ε lives in a tail of probability about δ (the best
+# threshold at 50 000 runs reaches a lower bound of 1.04 at ε = 1, not enough for the halved variant's margin);
+# at a large δ the same (ε, δ) claim — the calibration code is the same for every δ — is tested where a halfway
+# event has power. Expected lower bounds (normal approximation of the counts): SSP at (0.5, 0.5), 1000 runs: 0 for
+# the release, 0.91 for the halved variant; AdaSSP at (0.25, 0.7), whose Gram matrix gets 2/3 of the budget, 2000
+# runs: 0 and 0.44.
 
+
+def _corner_rows():
+    X = np.array([[1.0, 1.0], [0.5, 0.5], [0.5, 0.5]])
+    y = np.array([1.0, 0.5, 0.5])
+    moved_X, moved_y = X.copy(), y.copy()
+    moved_X[0], moved_y[0] = [1.0, 0.0], 0.0
+    return (X, y), (moved_X, moved_y)
+
+
+def _projection_event():
+    """The event "the noisy Gram matrix's upper triangle, projected on the difference of the two datasets' exact
+    ones, is above the midpoint": from the scaled rows of the data (the release's own map)."""
+    from ._ssp import Scaling
+
+    scaling = Scaling(np.zeros(3), np.ones(3), True, False)
+    upper = np.triu_indices(scaling.width)
+    exact = [(lambda Z: (Z.T @ Z)[upper])(scaling.rows(*data)) for data in _corner_rows()]
+    direction = (exact[0] - exact[1]) / np.linalg.norm(exact[0] - exact[1])
+    middle = (direction @ exact[0] + direction @ exact[1]) / 2
+    return lambda G: direction @ G[upper] > middle
+
+
+def _theil_sen_rows():
+    """Three rows at (0.5, 0.5) and row 0 at (0.5, 0) against (0.5, 1), one matching: the two pairs' predictions
+    (a vertical pair predicts the mean of its y's) are {0.25, 0.5} against {0.5, 0.75} at both points."""
+    X = np.full((4, 1), 0.5)
+    y = np.array([0.0, 0.5, 0.5, 0.5])
+    moved = y.copy()
+    moved[0] = 1.0
+    return (X, y), (X.copy(), moved)
+
+
+def _theil_sen_event():
+    """Both medians in [0.25, 0.5) (the first dataset's interval of median rank, its shared end left out): each
+    median's exponential mechanism puts e^{s} times the weight there on the first dataset (s = ε/4 at matchings 1),
+    with equal normalisers. The release is ε-DP and this event shows ε/2 of it: a halved sensitivity shows as ε
+    exactly, which no lower confidence bound exceeds (the sensitivity checker catches that one); the under-noised
+    variant here is 4ε claimed as ε (the event shows 2ε)."""
+    return lambda fit: all(0.25 - 1e-9 <= fit[1] + fit[0] * x < 0.5 - 2.0**-20 for x in (0.25, 0.75))
+
+
+def _regression_battery():
     rng = np.random.default_rng(2028)
     X = rng.uniform(0, 1, (40, 2))
     return (((X, X @ [0.5, 0.25]), {"epsilon": 1.0, **_UNIT_BOX}),)
@@ -311,6 +416,7 @@ def _regression_battery():
 
 def linear_regression() -> Cases:
     theil_sen = {"epsilon": EPS, "method": "theil_sen", "matchings": 3, **_UNIT_BOX}
+    tukey_rows = {"epsilon": 2.0, "method": "tukey", "subsets": 1000}
     return Cases(
         examples=(
             Example(
@@ -319,6 +425,13 @@ def linear_regression() -> Cases:
                 {"epsilon": EPS, **_UNIT_BOX},
                 output=_model,
                 neighbours=_regression_rows,
+            ),
+            Example(
+                "linear_regression adassp eigenvalue",
+                _first(_eigenvalue_rows),
+                {"epsilon": EPS, **_UNIT_BOX},
+                output=_model,
+                neighbours=_eigenvalue_rows,
             ),
             Example(
                 "linear_regression ssp",
@@ -333,6 +446,13 @@ def linear_regression() -> Cases:
                 {"epsilon": EPS, "method": "ssp", "fit_intercept": False, **_UNIT_BOX},
                 output=_model,
                 neighbours=_regression_rows,
+            ),
+            Example(
+                "linear_regression ssp huge bounds",
+                _first(_huge_rows),
+                {"epsilon": EPS, "method": "ssp", "bounds_X": (-1e160, 1e160), "bounds_y": (-1, 1)},
+                output=_model,
+                neighbours=_huge_rows,
             ),
             Example(
                 "linear_regression adassp units",
@@ -352,9 +472,24 @@ def linear_regression() -> Cases:
             Example(
                 "linear_regression tukey",
                 _first(_tukey_rows),
-                {"epsilon": 2.0, "method": "tukey", "subsets": 40},
+                tukey_rows,
                 output=_model,
                 neighbours=_tukey_rows,
+            ),
+            Example(
+                "linear_regression tukey margin",
+                _first(_tukey_margin),
+                {**tukey_rows, "fit_intercept": False},
+                output=_model,
+                neighbours=_tukey_margin,
+            ),
+            Example(
+                "linear_regression tukey units",
+                _first(_tukey_unit_rows),
+                {"epsilon": 4.0, "method": "tukey", "subsets": 300, "max_rows": 4},
+                keywords=("privacy_unit",),
+                output=_model,
+                neighbours=_tukey_unit_rows,
             ),
             Example(
                 "linear_regression_adassp",
@@ -395,7 +530,7 @@ def linear_regression() -> Cases:
             Example(
                 "linear_regression_tukey",
                 _golden_tukey,
-                {"epsilon": 1.0, "method": "tukey", "subsets": 200},
+                {"epsilon": 1.0, "method": "tukey", "subsets": 1000},
                 output=_fit,
                 seed=135,
             ),
@@ -428,10 +563,41 @@ def linear_regression() -> Cases:
                 output=_model,
                 tags=UNITS,
             ),
+            Example(
+                "linear_regression tukey of units",
+                _tukey_units_data,
+                {"epsilon": 4.0, "method": "tukey", "subsets": 200, "max_rows": 5},
+                keywords=("privacy_unit",),
+                output=_model,
+                tags=UNITS,
+            ),
+            Example(
+                "linear_regression ssp audit",
+                lambda: _corner_rows()[0],
+                {"epsilon": 0.5, "delta": 0.5, "method": "ssp", **_UNIT_BOX},
+                output=_gram,
+                audit=Audit(_corner_rows, _projection_event, 1000, (41, 42), delta=0.5, patch=_halve_ssp_sensitivities),
+            ),
+            Example(
+                "linear_regression adassp audit",
+                lambda: _corner_rows()[0],
+                {"epsilon": 0.25, "delta": 0.7, **_UNIT_BOX},
+                output=_gram,
+                audit=Audit(_corner_rows, _projection_event, 2000, (43, 44), delta=0.7, patch=_halve_ssp_sensitivities),
+            ),
+            Example(
+                "linear_regression theil_sen audit",
+                lambda: _theil_sen_rows()[0],
+                {"epsilon": 1.0, "method": "theil_sen", "matchings": 1, **_UNIT_BOX},
+                output=_model,
+                audit=Audit(_theil_sen_rows, _theil_sen_event, 2000, (45, 46), under=4.0),
+            ),
         ),
         battery=_regression_battery(),
         misdeclared=(
             ("linear_regression ssp", _halve_gram_sensitivity),
+            ("linear_regression adassp eigenvalue", _halve_eigenvalue_sensitivity),
             ("linear_regression theil_sen", _halve_median_sensitivity),
+            ("linear_regression tukey margin", _halve_distance_sensitivity),
         ),
     )

@@ -19,8 +19,10 @@ name (a DataFrame X); ``bounds_y`` a pair. Values outside raise before anything 
 (clipping to public bounds keeps the guarantee). ``"private"`` for either spends ``bounds_share`` of ε
 (:data:`BOUNDS_SHARE`, 20 %) on private bounds: each column's 5 %- and 95 %-quantiles in the wide public range
 :data:`PRIVATE_RANGE` (±10⁶, a log grid of 2^20 cells), by :func:`dpstats.private_bounds` (Smith's exponential
-mechanism, exact), the share split equally between the private columns; the data are then clipped to them and the
-method gets the rest of ε. The bounds and the method are charged as one ledger entry. The quantiles need about
+mechanism, exact), the share split equally between the private columns; that side of the data is then clipped to
+them (a side with public bounds keeps its check: a value outside raises unless ``clip=True``) and the method gets the
+rest of ε. The bounds and the method are charged as one ledger entry, before anything is drawn (the bounds are
+sampled after the charge, then the method's statistic is computed with them). The quantiles need about
 ε_q·n/40 >> log(grid) (ε_q the share of one quantile): with n = 20 000 and three columns, ε >= 1 finds them; with
 less, clipping bias or bounds far too wide make public bounds (from the meaning of the variables) the better choice.
 """
@@ -53,7 +55,7 @@ from .._registry import declare
 from .._validation import check_bounds, check_choice, check_delta, check_epsilon, check_flag
 from ..accounting import DEFAULT_DELTA, check_accountant, split_epsilon, split_weighted
 from ..accounting.events import Exponential
-from ..descriptive import private_bounds
+from ..descriptive._quantiles import sample_private_bounds
 from ..exceptions import DataValidationError, OutOfBoundsError, ParameterError
 from ..noise.random import check_rng
 from ._ssp import Scaling, SufficientStatistics, fit_ssp
@@ -261,7 +263,7 @@ def linear_regression(
                 "method='tukey' needs no bounds (its models need none) and takes no bounds_X, bounds_y or clip; "
                 f"got bounds_X={bounds_X!r}, bounds_y={bounds_y!r}, clip={clip}"
             )
-        m = check_subsets(subsets, n, d + intercept, None if units is None else _unit_count(units, n))
+        m = check_subsets(subsets, n, d + intercept, None if units is None else _unit_count(units, n), epsilon, delta)
         _check_finite_memory(X, y)
         coef, b, passed = fit_tukey(
             X, y, units, epsilon, delta, subsets=m, intercept=intercept, rng=rng, accountant=accountant
@@ -280,56 +282,51 @@ def linear_regression(
             "spend a share of epsilon on them (method='tukey' needs none)"
         )
     bounds_share = _share(bounds_share, bounds_X, bounds_y)
-    lower_X, upper_X = _bounds_X(bounds_X, d, names)
-    lower_y, upper_y = _bounds_y(bounds_y)
-    private = [isinstance(bounds_X, str), isinstance(bounds_y, str)]
-    if method == "theil_sen":
-        _check_within(X, y, lower_X, upper_X, lower_y, upper_y, clip, private)
-    events, note = [], ""
+    found = _Bounds(*_bounds_X(bounds_X, d, names), *_bounds_y(bounds_y))
+    private = (isinstance(bounds_X, str), isinstance(bounds_y, str))
+    # a side whose bounds are released privately is clipped to them; a public side keeps its check unless clip=True
+    clips = (clip or private[0], clip or private[1])
+    if any(private) and engine_of(X, y).LAZY:
+        raise ParameterError("private bounds read the data in memory: pass NumPy data, or public bounds for dask")
+    if method == "theil_sen" or any(private):
+        found.check(X, y, clips)  # every value, before the charge (the Gram methods check public bounds in their pass)
+    events, note, draw = [], "", None
     if any(private):
-        if engine_of(X, y).LAZY:
-            raise ParameterError("private bounds read the data in memory: pass NumPy data, or public bounds for dask")
         columns = d * private[0] + private[1]
         eps_bounds, epsilon = split_weighted(epsilon, [bounds_share, 1.0 - bounds_share])
         check_epsilon(epsilon, "epsilon share of the method (epsilon * (1 - bounds_share))")
         each = split_epsilon(eps_bounds, columns)
-        ids = None if units is None else units.ids
-        unit = {} if units is None else {"privacy_unit": ids, "max_rows": units.max_rows}
-        found = [_private_pair(X[:, j], each, rng, unit) for j in range(d)] if private[0] else None
-        if found is not None:
-            lower_X, upper_X = np.array([f[0] for f in found]), np.array([f[1] for f in found])
-        if private[1]:
-            lower_y, upper_y = (np.float64(v) for v in _private_pair(y, each, rng, unit))
-        half = split_epsilon(each, 2)
-        events = [Exponential(half)] * (2 * columns)
+        events = [Exponential(split_epsilon(each, 2))] * (2 * columns)  # charged with the method's, as one entry
         note = (
             f"private bounds: the {PRIVATE_QUANTILES[0]:g}- and {PRIVATE_QUANTILES[1]:g}-quantiles of {columns} "
             f"column(s) in [{PRIVATE_RANGE[0]:g}, {PRIVATE_RANGE[1]:g}] (epsilon={eps_bounds:.4g} in all, exact "
             "exponential mechanism); the data clipped to them"
         )
-        clip = True
+
+        def draw() -> _Bounds:  # after the one charge: the method calls it
+            nonlocal found
+            found = found.drawn(X, y, private, each, rng, units)
+            return found
+
     if method == "theil_sen":
-        x = np.clip(X[:, 0], lower_X[0], upper_X[0]) if clip else X[:, 0]
-        yy = np.clip(y, lower_y, upper_y) if clip else y
         coef, b = fit_theil_sen(
-            x,
-            yy,
+            X[:, 0],
+            y,
             epsilon,
-            bounds_x=(float(lower_X[0]), float(upper_X[0])),
-            bounds_y=(float(lower_y), float(upper_y)),
+            bounds=(lambda: draw().pairs()) if draw is not None else found.pairs(),
+            clip=clips,
             matchings=matchings,
             rng=rng,
             accountant=accountant,
             events=events,
             note=note,
         )
-        return LinearRegressionResult(coef, b, method, names, (lower_X, upper_X), (float(lower_y), float(upper_y)))
-    scaling = Scaling(np.append(lower_X, lower_y), np.append(upper_X, upper_y), intercept, clip)
+        return LinearRegressionResult(coef, b, method, names, *found.result())
     coef, b, stats = fit_ssp(
         X,
         y,
         units,
-        scaling,
+        found.scaling(intercept, clips),  # the public map (k, a, the public side's check); refuses what cannot scale
         epsilon,
         delta,
         adaptive=method == "adassp",
@@ -337,10 +334,56 @@ def linear_regression(
         accountant=accountant,
         events=events,
         note=note,
+        bounds=(lambda: draw().scaling(intercept, clips)) if draw is not None else None,
     )
-    return LinearRegressionResult(
-        coef, b, method, names, (lower_X, upper_X), (float(lower_y), float(upper_y)), _statistics=stats
-    )
+    return LinearRegressionResult(coef, b, method, names, *found.result(), _statistics=stats)
+
+
+@dataclass(frozen=True)
+class _Bounds:
+    """The bounds of a call: X's (one pair per column) and y's; a side given as "private" holds placeholders until
+    :meth:`drawn` replaces them by the released bounds."""
+
+    lower_X: np.ndarray
+    upper_X: np.ndarray
+    lower_y: float
+    upper_y: float
+
+    def check(self, X, y, clips) -> None:
+        """In-memory data: NaN and infinity always raise; values outside a side's bounds raise unless that side is
+        clipped (``clips``: (X, y); a side with private bounds is clipped to them)."""
+        _check_finite_memory(X, y)
+        outside_X = 0 if clips[0] else int(((X < self.lower_X) | (X > self.upper_X)).sum())
+        outside_y = 0 if clips[1] else int(((y < self.lower_y) | (y > self.upper_y)).sum())
+        if outside_X or outside_y:
+            parts = [f"X has {outside_X} value(s) outside bounds_X"] if outside_X else []
+            parts += [f"y has {outside_y} value(s) outside bounds_y"] if outside_y else []
+            raise OutOfBoundsError(
+                "; ".join(parts) + ". Fix the bounds (chosen without looking at the data), or pass clip=True "
+                "(clipping to public bounds keeps the guarantee)"
+            )
+
+    def drawn(self, X, y, private, epsilon: float, rng, units) -> _Bounds:
+        """These bounds with the private sides released (``epsilon`` per column), sampled without a charge: the
+        call charged their exponential mechanisms with the method's release, as one ledger entry, before."""
+        lower_X, upper_X, lower_y, upper_y = self.lower_X, self.upper_X, self.lower_y, self.upper_y
+        if private[0]:
+            pairs = [_private_pair(X[:, j], epsilon, rng, units) for j in range(X.shape[1])]
+            lower_X, upper_X = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+        if private[1]:
+            lower_y, upper_y = (np.float64(v) for v in _private_pair(y, epsilon, rng, units))
+        return _Bounds(lower_X, upper_X, lower_y, upper_y)
+
+    def scaling(self, intercept: bool, clips) -> Scaling:
+        return Scaling(np.append(self.lower_X, self.lower_y), np.append(self.upper_X, self.upper_y), intercept, clips)
+
+    def pairs(self) -> tuple[tuple[float, float], tuple[float, float]]:
+        """One feature's bounds and y's, as floats (Theil–Sen)."""
+        return (float(self.lower_X[0]), float(self.upper_X[0])), (float(self.lower_y), float(self.upper_y))
+
+    def result(self) -> tuple:
+        """``bounds_X``, ``bounds_y`` of the result."""
+        return (self.lower_X, self.upper_X), (float(self.lower_y), float(self.upper_y))
 
 
 def _check_delta(delta, method: str) -> float:
@@ -446,28 +489,14 @@ def _bounds_y(bounds) -> tuple[float, float]:
     return np.float64(lower), np.float64(upper)
 
 
-def _check_within(X, y, lower_X, upper_X, lower_y, upper_y, clip: bool, private) -> None:
-    """In-memory data: NaN and infinity always raise; values outside public bounds raise unless ``clip``."""
-    _check_finite_memory(X, y)
-    if clip:
-        return
-    outside_X = 0 if private[0] else int(((X < lower_X) | (X > upper_X)).sum())
-    outside_y = 0 if private[1] else int(((y < lower_y) | (y > upper_y)).sum())
-    if outside_X or outside_y:
-        raise OutOfBoundsError(
-            f"X has {outside_X} value(s) outside bounds_X and y has {outside_y} outside bounds_y; fix the bounds "
-            "(chosen without looking at the data) or pass clip=True"
-        )
-
-
-def _private_pair(column: np.ndarray, epsilon: float, rng, unit: dict) -> tuple[float, float]:
-    return private_bounds(
+def _private_pair(column: np.ndarray, epsilon: float, rng, units) -> tuple[float, float]:
+    """One column's private bounds (:func:`dpstats.private_bounds`' mechanism), sampled without a charge."""
+    return sample_private_bounds(
         column,
         epsilon,
         range=PRIVATE_RANGE,
         quantiles=PRIVATE_QUANTILES,
         grid_size=PRIVATE_GRID,
-        clip=True,
+        units=None if units is None else units.aligned(column.shape[0]),
         rng=rng,
-        **unit,
     )

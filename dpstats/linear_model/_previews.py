@@ -27,8 +27,8 @@ What each states:
   predictions (:func:`dpstats.descriptive._previews.rank_statement`, utility sensitivity k = ``matchings``).
 
 Private bounds (``bounds_X="private"``, ``bounds_y="private"``) add two exponential-mechanism quantiles per column at
-their share of ε, charged with the method; the scaled rows' floating-point slack then depends on the released bounds
-(the preview takes it from bounds (0, 1): close for bounds whose magnitude is of the order of their width).
+their share of ε, charged with the method; the scaled rows' floating-point slack does not depend on the bounds (each
+row is centred and scaled before any product), so the preview's calibration is the release's.
 """
 
 from __future__ import annotations
@@ -41,14 +41,14 @@ from scipy.stats import gamma as gamma_law
 
 from .._kernels.gram import norm_bound
 from .._release import Preview, calibrate, public_count
-from .._rounding import UNIT_ROUNDOFF, float_up, gamma, sqrt_up
+from .._rounding import float_up
 from .._validation import check_bounds
 from ..accounting import split_epsilon, split_weighted
-from ..accounting.events import ApproxDP, Exponential, PureDP, composed_gaussian
+from ..accounting.events import ApproxDP, Exponential, PureDP
 from ..accounting.ledger import NoiseStatement
 from ..descriptive._previews import FAILURE, PublicRows, made, public_rows, rank_statement
 from ..exceptions import DataValidationError, ParameterError
-from ..noise.release import GRID_BITS, grid_for, output_grid
+from ..noise.release import output_grid
 from ._erm import (
     AMP_SHARE,
     DEFAULT_MAX_ITER,
@@ -60,8 +60,10 @@ from ._erm import (
     objective_perturbation_parameters,
 )
 from ._linear_regression import BOUNDS_SHARE, PRIVATE_GRID, PRIVATE_QUANTILES, PRIVATE_RANGE
-from ._ssp import ADASSP_EIGENVALUE_SHARE, Scaling, block_gram_slack
+from ._ssp import Scaling
+from ._ssp import calibration as ssp_calibration
 from ._theil_sen import GRID_SIZE, check_matchings
+from ._tukey import calibration as tukey_calibration
 from ._tukey import check_subsets
 
 __all__ = ["GAMMA_NORM", "linear_regression_preview", "logistic_regression_preview", "svm_preview"]
@@ -257,39 +259,16 @@ def _private_bounds(epsilon, d, bounds_X, bounds_y, bounds_share):
     note = (
         f"private bounds: the {PRIVATE_QUANTILES[0]:g}- and {PRIVATE_QUANTILES[1]:g}-quantiles of {columns} column(s) "
         f"in [{PRIVATE_RANGE[0]:g}, {PRIVATE_RANGE[1]:g}] ({PRIVATE_GRID + 1}-point log grid, epsilon={eps_bounds:.4g} "
-        "in all); the scaled rows' slack is taken for bounds (0, 1); "
+        "in all); "
     )
     return epsilon, [Exponential(half)] * (2 * columns), bounds, note
 
 
 def _ssp(epsilon, delta, rows: PublicRows, scaling: Scaling, adaptive: bool):
-    """The calibration of :func:`dpstats.linear_model._ssp.fit_ssp` (its module docstring): (noises, event)."""
-    k, m, rows_bound = scaling.width, rows.m, rows.rows_bound
-    kx = k - 1
-    sensitivity = sqrt_up(2 * m * m)
-    entries = k * (k + 1) // 2
-    grid = grid_for(sensitivity / math.sqrt(entries), GRID_BITS)
-    slack = block_gram_slack(rows_bound, k, grid, scaling.magnitude) * float(grid)
-    share = 1 - ADASSP_EIGENVALUE_SHARE if adaptive else 1
-    gram = calibrate(
-        epsilon=epsilon, delta=delta, sensitivity=sensitivity, changed=entries, unit=grid, slack=slack, share=share
-    )
-    if not adaptive:
-        return [gram], gram.event
-    trace_bound = float_up(Fraction(rows_bound) + Fraction(kx) * Fraction(slack) + Fraction(kx))
-    top = float(trace_bound) + 1.0  # the bisection's bracket and error (certified_min_eigenvalue)
-    g, u = Fraction(gamma(kx + 1)), Fraction(UNIT_ROUNDOFF)
-    error = float_up((2 * kx + 2) * 2 * g * Fraction(top) + 4 * u * Fraction(top))
-    tau = float_up(2 * Fraction(error) + 8 * u * Fraction(top))
-    eigenvalue = calibrate(
-        epsilon=epsilon,
-        delta=delta,
-        sensitivity=float(m),
-        changed=1,
-        slack=float_up(2 * Fraction(tau) + kx * Fraction(slack)),
-        share=ADASSP_EIGENVALUE_SHARE,
-    )
-    return [eigenvalue, gram], composed_gaussian([eigenvalue.event, gram.event], epsilon, delta)
+    """The calibration of :func:`dpstats.linear_model._ssp.fit_ssp` (its own, from the same public numbers):
+    (noises, event)."""
+    plan = ssp_calibration(epsilon, delta, scaling.width, rows.m, rows.rows_bound, adaptive, scaling.magnitude)
+    return ([plan.gram] if plan.eigenvalue is None else [plan.eigenvalue, plan.gram]), plan.event
 
 
 def linear_regression_preview(
@@ -347,11 +326,11 @@ def _tukey(epsilon, delta, rows: PublicRows, d, intercept, subsets, bounds_X, bo
         raise ParameterError("method='tukey' needs no bounds (its models need none) and takes no bounds_X or bounds_y")
     width = d + (1 if intercept else 0)
     try:  # n (or N) and m are public here: the release's data check is a parameter check of its preview
-        m = check_subsets(subsets, rows.count, width, rows.count if rows.max_rows is not None else None)
+        m = check_subsets(subsets, rows.count, width, rows.count if rows.max_rows is not None else None, epsilon, delta)
     except DataValidationError as err:
         raise ParameterError(str(err)) from None
-    ptr = calibrate(epsilon=epsilon / 2.0, delta=0.0, sensitivity=1.0, changed=1, unit=Fraction(1))
-    threshold = ptr.noise_scale * math.log(1.0 / delta)
+    cal = tukey_calibration(epsilon, delta)  # the release's constants (rounded so as never to overstate)
+    ptr, threshold = cal.ptr, cal.threshold
     stated = ptr.statement("depth units (distance to unsafety)")
     depth = (m // 2) // 2
     note = (

@@ -5,15 +5,16 @@ is exactly Analyze Gauss (Dwork, Talwar, Thakurta & Zhang 2014, Algorithm 1; :fu
 scaled rows ``z`` defined below, with the same exact grid and noise.
 
 **Scaling to a public norm bound.** Every column j of X has public bounds [l_j, u_j] (``bounds_X``), y has
-[l_y, u_y] (``bounds_y``). With an intercept each value is centred at c_j = (l_j + u_j)/2 and scaled by its
+[l_y, u_y] (``bounds_y``). With an intercept each value is centred at c_j = l_j/2 + u_j/2 and scaled by its
 half-width s_j = (u_j − l_j)/2; without one the model has no constant term, so the values are only scaled, by
 s_j = max(|l_j|, |u_j|) (c_j = 0). The row of the release is z = A(v − c̄) for v = [x_1 … x_d, (1,) y] with
 k = d (+ 1) + 1 entries: a = 1/√k rounded down until k·a² <= 1 exactly, A_j = a/s_j rounded down until
 A_j·max(|l_j − c_j|, |u_j − c_j|) <= a exactly (checked in rational arithmetic), and for the constant column
 A = a, c̄ = 0. So every value within its bounds gives |z_j| <= a and ‖z‖₂ <= 1 for every row, exactly
-(``clip=True`` clips the values to the bounds first; otherwise a value outside raises). Regressing z_y on the other
-columns of z is regressing y on [x, 1]: the coefficients θ on them map back to ``coef_j = s_y θ_j / s_j`` and
-``intercept = c_y + s_y (θ_1 − Σ_j θ_j c_j / s_j)`` (post-processing; exactly, with A_y/A_j for s_j/s_y).
+(``clip=True`` clips the values to the bounds first; otherwise a value outside raises). Bounds so narrow that a/s_j
+overflows are refused before anything is charged. Regressing z_y on the other columns of z is regressing y on
+[x, 1]: the coefficients θ on them map back to ``coef_j = θ_j A_j / A_y`` and
+``intercept = c_y + θ_1 a / A_y − Σ_j coef_j c_j`` (post-processing).
 
 **Sensitivity.** Replacing one row z by z′ (n public) changes A = ZᵀZ by D = z zᵀ − z′ z′ᵀ, whose upper triangle
 has Euclidean norm at most ‖D‖_F <= √2 (‖z‖, ‖z′‖ <= 1; :mod:`dpstats.decomposition._pca`): **Δ₂ = √2**. D has
@@ -23,14 +24,16 @@ semi-definite P with tr P <= m: **Δ₂ = √2·m** and the eigenvalues move by 
 
 **Exactness.** A = ZᵀZ is computed over blocks of a public number r of rows, each block's Σzzᵀ rounded to a
 public grid G and the integers added exactly, then released with exact discrete Gaussian noise
-(:func:`dpstats._release.calibrate`), as :func:`dpstats._engine.grid_gram` does for Analyze Gauss. The rows z
-are never formed: each block's raw Gram matrix M of v (XᵀX by BLAS, Xᵀy, yᵀy and the column sums m) gives
-Σzzᵀ = A(M − c̄mᵀ − mc̄ᵀ + r c̄c̄ᵀ)A, one pass over the block like the product itself. Its floating-point error per
-entry is at most γ_{r+8}·r·W² with W = max_j A_j(max(|l_j|, |u_j|) + |c̄_j|), public (:func:`block_gram_slack`:
-the sums of r products, the centring's four rounded terms, the two factors); with the rounding to the grid, a
-neighbour's integer statistic moves by at most ‖D‖/G plus n_b(1 + 2γ_{r+8} r W²/G) per entry — the slack charged.
-AdaSSP's smallest eigenvalue is computed from the grid matrix by bisection with Cholesky tests, whose floating-point
-error has a public bound (:func:`certified_min_eigenvalue`), charged as slack.
+(:func:`dpstats._release.calibrate`), as :func:`dpstats._engine.grid_gram` does for Analyze Gauss. Each block forms
+its rows ẑ = fl(fl(v − c̄)·A) in the leaf (in pieces that stay in cache) and multiplies them: every value is
+centred and scaled before any product, so no product exceeds a² (bounds far from 0, or huge, cannot make the raw
+Gram matrix overflow or cancel). ẑ_j = z_j(1 + θ₂) (two roundings; an underflow adds at most 2^-1075), so each
+entry of the block's floating-point ẐᵀẐ, a sum of r products in any order, is within γ_{r+4}·r·a² + r·2^-1073 of
+the exact Σ z_i z_j (Higham 2002, Lemma 3.3 and Theorem 3.5; :func:`block_gram_slack`). With the rounding to the
+grid, a neighbour's integer statistic moves by at most ‖D‖/G plus n_b(1 + 2(γ_{r+4} r a² + r·2^-1073)/G) per entry
+— the slack charged, the same wherever the bounds lie. AdaSSP's smallest eigenvalue is computed from the grid
+matrix by bisection with Cholesky tests, whose floating-point error has a public bound
+(:func:`certified_min_eigenvalue`), charged as slack.
 
 **AdaSSP** (Wang 2018, Algorithm 2). Three releases: λ_min(XᵀX) (sensitivity 1, shifted down by Wang's
 σ·√log(6/δ) so that it is a lower bound with high probability, then clipped at 0), the ridge
@@ -49,6 +52,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -62,10 +66,20 @@ from .._release import calibrate, charge
 from .._rounding import UNIT_ROUNDOFF, float_up, gamma, sqrt_up
 from .._validation import raise_nonfinite
 from ..accounting.events import composed_gaussian
-from ..exceptions import OutOfBoundsError
+from ..exceptions import OutOfBoundsError, ParameterError
 from ..noise.release import GRID_BITS, Statistic, grid_for
 
-__all__ = ["ADASSP_EIGENVALUE_SHARE", "RHO", "Scaling", "SufficientStatistics", "certified_min_eigenvalue", "fit_ssp"]
+__all__ = [
+    "ADASSP_EIGENVALUE_SHARE",
+    "RHO",
+    "Scaling",
+    "SufficientStatistics",
+    "calibration",
+    "certified_min_eigenvalue",
+    "eigenvalue_sensitivity",
+    "fit_ssp",
+    "gram_sensitivity",
+]
 
 #: Wang (2018)'s failure probability ρ of the ridge's eigenvalue bound (the value of the paper's experiments).
 RHO = 0.05
@@ -75,23 +89,31 @@ ADASSP_EIGENVALUE_SHARE = Fraction(1, 3)
 
 @dataclass(frozen=True)
 class Scaling:
-    """The public map of a row (x, y) to z = a·[x̃, (1,) ỹ] with ‖z‖₂ <= 1 (module docstring)."""
+    """The public map of a row (x, y) to z = A(v − c̄) with |z_j| <= a and ‖z‖₂ <= 1 (module docstring).
+
+    ``clip``: clip the values to the bounds before scaling (one flag for X and y, or a pair ``(X, y)``: a side whose
+    bounds were released privately is clipped to them, while the other side's public bounds keep their check)."""
 
     lower: np.ndarray  # d + 1 bounds: the columns of X, then y
     upper: np.ndarray
     intercept: bool
-    clip: bool
+    clip: bool | tuple[bool, bool]
     center: np.ndarray = field(init=False)
     scale: np.ndarray = field(init=False)
     entry: float = field(init=False)
+    clip_X: bool = field(init=False, repr=False)
+    clip_y: bool = field(init=False, repr=False)
     _factors: np.ndarray = field(init=False, repr=False)
     _offsets: np.ndarray = field(init=False, repr=False)
     magnitude: float = field(init=False, repr=False)
 
     def __post_init__(self):
         lower, upper = np.asarray(self.lower, float), np.asarray(self.upper, float)
-        if self.intercept:
-            center, scale = (lower + upper) / 2.0, (upper - lower) / 2.0
+        clip_X, clip_y = (self.clip, self.clip) if isinstance(self.clip, bool) else (bool(c) for c in self.clip)
+        object.__setattr__(self, "clip_X", clip_X)
+        object.__setattr__(self, "clip_y", clip_y)
+        if self.intercept:  # l/2 + u/2: no overflow for bounds near the float range (the same bits as (l + u)/2)
+            center, scale = lower / 2.0 + upper / 2.0, (upper - lower) / 2.0
         else:
             center, scale = np.zeros_like(lower), np.maximum(np.abs(lower), np.abs(upper))
         object.__setattr__(self, "center", center)
@@ -101,27 +123,31 @@ class Scaling:
         while Fraction(a) ** 2 * k > 1:
             a = math.nextafter(a, 0.0)
         object.__setattr__(self, "entry", a)
-        factors, offsets, magnitude = [], [], []
+        factors, offsets = [], []
         for j in range(lower.size):
+            with np.errstate(over="ignore"):
+                factor = a / float(scale[j])
+            if not math.isfinite(factor) or factor == 0.0:
+                name = "bounds_y" if j == lower.size - 1 else f"bounds_X (column {j})"
+                raise ParameterError(
+                    f"{name} = ({float(lower[j])!r}, {float(upper[j])!r}) cannot be scaled to the unit box in "
+                    "floating point (the half-width is too small); rescale the data"
+                )
             reach = max(
                 abs(Fraction(float(lower[j])) - Fraction(float(center[j]))),
                 abs(Fraction(float(upper[j])) - Fraction(float(center[j]))),
             )
-            factor = a / float(scale[j])
             while Fraction(factor) * reach > Fraction(a):
                 factor = math.nextafter(factor, 0.0)
             factors.append(factor)
             offsets.append(float(center[j]))
-            bound = max(abs(float(lower[j])), abs(float(upper[j])))
-            magnitude.append(float_up(Fraction(factor) * (Fraction(bound) + abs(Fraction(float(center[j]))))))
         if self.intercept:  # the constant column: v = 1, not centred, times a
             at = lower.size - 1
             factors.insert(at, a)
             offsets.insert(at, 0.0)
-            magnitude.insert(at, a)
         object.__setattr__(self, "_factors", np.array(factors))
         object.__setattr__(self, "_offsets", np.array(offsets))
-        object.__setattr__(self, "magnitude", max(magnitude))
+        object.__setattr__(self, "magnitude", a)  # every |z_j| <= a, exactly: what the products' error scales with
 
     @property
     def features(self) -> int:
@@ -132,31 +158,44 @@ class Scaling:
         """k: the entries of z."""
         return self.features + (1 if self.intercept else 0) + 1
 
+    def fill(self, X: np.ndarray, y: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """The rows z = fl(fl(v − c̄)·A) of v = [x, (1,) y] written into ``out`` (len(X) × k): the values clipped to
+        the bounds first where ``clip`` says so; |z_j| <= a(1 + γ₂) for values within the bounds."""
+        d = self.features
+        if self.clip_X:
+            np.clip(X, self.lower[:d], self.upper[:d], out=out[:, :d])
+        else:
+            out[:, :d] = X
+        if self.intercept:
+            out[:, d] = 1.0
+        if self.clip_y:
+            np.clip(y, self.lower[d], self.upper[d], out=out[:, -1])
+        else:
+            out[:, -1] = y
+        out -= self._offsets
+        out *= self._factors
+        return out
+
     def rows(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """The rows z = A(v − c̄) of v = [x, (1,) y] (values clipped to the bounds first with ``clip``): the
-        definition the release's Gram matrix follows (it is computed from each block's raw Gram matrix instead, see
-        :func:`_block_gram`); |z_j| <= a for values within the bounds, exactly."""
-        if self.clip:
-            X, y = np.clip(X, self.lower[:-1], self.upper[:-1]), np.clip(y, self.lower[-1], self.upper[-1])
-        V = np.column_stack([X, np.ones(X.shape[0]), y] if self.intercept else [X, y])
-        return (V - self._offsets) * self._factors
+        """The rows z of the release (:meth:`fill`), as a new array."""
+        return self.fill(X, y, np.empty((X.shape[0], self.width)))
 
     def violations(self, X: np.ndarray, y: np.ndarray):
-        """What is wrong in a block (None if nothing): non-finite values, and (without ``clip``) values outside the
-        declared bounds, counted. The columns' minima and maxima decide first (NaN propagates into them)."""
+        """What is wrong in a block (None if nothing): non-finite values, and (on a side that is not clipped) values
+        outside the declared bounds, counted. The columns' minima and maxima decide first (NaN propagates)."""
         d = self.features
         low = np.append(X.min(axis=0, initial=np.inf), y.min(initial=np.inf))
         high = np.append(X.max(axis=0, initial=-np.inf), y.max(initial=-np.inf))
         finite = np.isfinite(low).all() and np.isfinite(high).all()
-        if finite and (self.clip or ((low >= self.lower).all() and (high <= self.upper).all())):
+        inside_X = self.clip_X or ((low[:d] >= self.lower[:d]).all() and (high[:d] <= self.upper[:d]).all())
+        inside_y = self.clip_y or (low[d] >= self.lower[d] and high[d] <= self.upper[d])
+        if finite and inside_X and inside_y:
             return None
         nonfinite = int(X.size - np.count_nonzero(np.isfinite(X))) + int(y.size - np.count_nonzero(np.isfinite(y)))
         if nonfinite:
             return BoundViolations(nonfinite=nonfinite)
-        if self.clip:
-            return None
-        outside_X = int(((X < self.lower[:d]) | (X > self.upper[:d])).sum())
-        outside_y = int(((y < self.lower[d]) | (y > self.upper[d])).sum())
+        outside_X = 0 if self.clip_X else int(((X < self.lower[:d]) | (X > self.upper[:d])).sum())
+        outside_y = 0 if self.clip_y else int(((y < self.lower[d]) | (y > self.upper[d])).sum())
         return BoundViolations(outside_X=outside_X, outside_y=outside_y)
 
     def coefficients(self, theta: np.ndarray) -> tuple[np.ndarray, float]:
@@ -209,45 +248,38 @@ class SufficientStatistics:
     rows_bound: int
 
 
+#: Rows of one block formed and multiplied at a time in the leaf (a piece of rows × k floats stays in cache).
+_PIECE_ROWS = 4096
+#: Twice the largest error of an underflowing product (2^-1075 each, for ẑ_j and for ẑ_i·ẑ_j), with room: the
+#: absolute term per row of :func:`block_gram_slack`.
+_UNDERFLOW = Fraction(1, 2**1073)
+
+
 def _block_gram(X: np.ndarray, y: np.ndarray, scaling: Scaling, inverse_grid: float) -> np.ndarray:
-    """Σ z zᵀ of one block's scaled rows, rounded to the grid (module docstring, "Exactness"), without forming the
-    rows: the raw Gram matrix M of v = [x, (1,) y] (XᵀX by BLAS; Xᵀ[y, 1], Xᵀy and the column sums in one pass), then
-    A(M − c̄mᵀ − mc̄ᵀ + r c̄c̄ᵀ)A with m = Σv, c̄ the public centres and A the public factors. Its error per entry is
-    at most γ_{r+8}·r·W² (:func:`block_gram_slack`)."""
-    if scaling.clip:
-        X = np.clip(X, scaling.lower[:-1], scaling.upper[:-1])
-        y = np.clip(y, scaling.lower[-1], scaling.upper[-1])
-    d, r = X.shape[1], X.shape[0]
-    k = scaling.width
-    M = np.empty((k, k))
-    M[:d, :d] = X.T @ X
-    right = np.empty((r, 2))  # [y, 1]: Xᵀy and the column sums of X in one pass over X
-    right[:, 0] = y
-    right[:, 1] = 1.0
-    cross = X.T @ right
-    M[:d, k - 1] = M[k - 1, :d] = cross[:, 0]
-    M[k - 1, k - 1] = y @ y
-    if scaling.intercept:
-        sums = np.empty(k)
-        sums[:d] = cross[:, 1]
-        sums[d] = r
-        sums[k - 1] = y.sum()
-        M[:, d] = M[d, :] = sums
-        c = scaling._offsets
-        M = M - np.outer(c, sums) - np.outer(sums, c) + r * np.outer(c, c)
-    A = scaling._factors
-    return np.rint((A[:, None] * M * A[None, :]) * inverse_grid).astype(np.int64)
+    """Σ z zᵀ of one block's rows, rounded to the grid (module docstring, "Exactness"): the rows ẑ formed in pieces
+    of :data:`_PIECE_ROWS` (centred and scaled before any product: every product is at most a² in magnitude) and
+    multiplied by BLAS, the pieces' products added in floating point — one sum of r products per entry, in some
+    order, within γ_{r+4}·r·a² + r·2^-1073 of the exact Σ z_i z_j (:func:`block_gram_slack`)."""
+    r, k = X.shape[0], scaling.width
+    total = np.zeros((k, k))
+    piece = np.empty((min(r, _PIECE_ROWS), k))
+    for start in range(0, r, _PIECE_ROWS):
+        stop = min(r, start + _PIECE_ROWS)
+        Z = scaling.fill(X[start:stop], y[start:stop], piece[: stop - start])
+        total += Z.T @ Z
+    return np.rint(total * inverse_grid).astype(np.int64)
 
 
 def block_gram_slack(rows_bound: int, k: int, grid: Fraction, magnitude: float) -> float:
-    """The per-entry slack of :func:`_block_gram`'s sum, in grid steps: n_b (1 + 2 γ_{r+8} r W²/G) (n_b blocks of r
-    rows, W the public :attr:`Scaling.magnitude`). Each raw entry of M is a sum of r products of values bounded by
-    B_i B_j (any order: γ_r r B_i B_j, Higham 2002 Theorem 3.5); the centring adds four rounded terms (γ_5) and the
-    propagated errors of the sums, the factors two roundings: in all at most γ_{r+8} r W_i W_j with
-    W_i = A_i (B_i + |c̄_i|). Rounding to the grid adds 1/2 per block; neighbours differ by twice both."""
+    """The per-entry slack of :func:`_block_gram`'s sum, in grid steps: n_b (1 + 2 e/G) with
+    e = γ_{r+4} r a² + r·2^-1073 (n_b blocks of r rows; a = ``magnitude``, the public bound on |z_j|). Each ẑ_j is
+    z_j(1 + θ₂) (the centring and the scaling, two roundings), each product one more, and the sum of r products in
+    any order r − 1 more: fl(Σ ẑ_i ẑ_j) = Σ z_i z_j (1 + θ_{r+4}), |θ_{r+4}| <= γ_{r+4} (Higham 2002, Lemma 3.3),
+    with |z_i z_j| <= a²; an underflow (the only other error) adds at most 2^-1075 to ẑ_j and to a product. Rounding
+    to the grid adds 1/2 per block; neighbours differ by twice both."""
     rows = gram_block_rows(rows_bound, k)
     blocks = -(-rows_bound // rows)
-    error = float_up(Fraction(gamma(rows + 8)) * rows * Fraction(magnitude) ** 2)
+    error = float_up(Fraction(gamma(rows + 4)) * rows * Fraction(magnitude) ** 2 + rows * _UNDERFLOW)
     return float_up(blocks * (1 + 2 * Fraction(error) / grid))
 
 
@@ -257,7 +289,7 @@ def _gram(X, y, scaling: Scaling, grid: Fraction, rows_bound: int) -> GridGram:
     k = scaling.width
     rows = gram_block_rows(rows_bound, k)
     leaf = functools.partial(_block_gram, scaling=scaling, inverse_grid=1.0 / float(grid))  # a power of two: exact
-    bound = rows * max(1.0, scaling.magnitude**2) / float(grid) + 1.0
+    bound = rows / float(grid) + 1.0  # every block entry is at most r·a²(1 + γ_{r+4}) + ... <= r in magnitude
     new_sum = functools.partial(ExactSum, (k, k), bound)
     with single_threaded_blas():  # the engine's threads share the blocks; a BLAS team per small block only waits
         found = reduce_rows((X, y), rows, leaf, new_sum, check=scaling.violations, parallel=True)
@@ -326,23 +358,25 @@ def fit_ssp(
     events=(),
     statements=(),
     note: str = "",
+    bounds: Callable[[], Scaling] | None = None,
 ) -> tuple[np.ndarray, float, SufficientStatistics]:
-    """SSP or AdaSSP (module docstring) on rows already read (``units`` as from :func:`dpstats._engine.take_units`;
-    ``events``/``statements``/``note``: a private bound's release, charged with this one). Returns (coef, intercept,
-    the noisy statistics)."""
+    """SSP or AdaSSP (module docstring) on rows already read (``units`` as from :func:`dpstats._engine.take_units`).
+    Returns (coef, intercept, the noisy statistics).
+
+    ``events``/``statements``/``note``: private bounds' releases, charged with this one as one ledger entry;
+    ``bounds`` then draws them (a zero-argument function returning the final :class:`Scaling`), after the charge:
+    ``scaling`` is only the public shape of the map (k and a, which the calibration needs) and the check of the
+    public side, and the caller has checked every value before (nothing may raise after the charge)."""
     rows = bound_checked((X, y), units, rng, check=scaling.violations, name="X")
     X, y = rows.arrays
     m, rows_bound = rows.max_rows, rows.rows_bound
     k = scaling.width
     kx = k - 1
     plan = _plan(epsilon, delta, k, m, rows_bound, adaptive, scaling.magnitude)
-    gram = _gram(X, y, scaling, plan.grid, rows_bound)
-    statistic = Statistic(gram.values[np.triu_indices(k)], gram.grid)
+    if bounds is None:  # public bounds: the Gram matrix, and its check of every value, before the charge
+        gram = _gram(X, y, scaling, plan.grid, rows_bound)
     gram_noise, eigen_noise, event = plan.gram, plan.eigenvalue, plan.event
     noises = [gram_noise] if eigen_noise is None else [eigen_noise, gram_noise]
-    if adaptive:
-        A = gram.values[:kx, :kx].astype(np.float64) * float(plan.grid)
-        smallest, _ = certified_min_eigenvalue(A, plan.trace_bound, plan.floor)
     what = (
         "AdaSSP (Wang 2018, Algorithm 2): lambda_min of X'X (1/3 of the Gaussian budget, certified bisection) and the "
         "augmented Gram matrix (2/3), composed exactly"
@@ -358,8 +392,14 @@ def fit_ssp(
         note="; ".join(p for p in (note, f"{what}; exact discrete Gaussian noise on a public grid") if p),
         noise=[*statements, *(n.statement("Gram units of the scaled rows (|z| <= 1)") for n in noises)],
     )
+    if bounds is not None:  # private bounds: drawn now, after the one charge, then the Gram matrix of the rows
+        scaling = bounds()
+        gram = _gram(X, y, scaling, plan.grid, rows_bound)
+    statistic = Statistic(gram.values[np.triu_indices(k)], gram.grid)
     ridge, sigma_eigen = 0.0, None
     if adaptive:
+        A = gram.values[:kx, :kx].astype(np.float64) * float(plan.grid)
+        smallest, _ = certified_min_eigenvalue(A, plan.trace_bound, plan.floor)
         noisy = float(eigen_noise.apply(Statistic(np.array([smallest])), rng)[0])
         sigma_eigen = eigen_noise.noise_scale
         lower = max(noisy - sigma_eigen * math.sqrt(math.log(6.0 / delta)), 0.0)
@@ -371,6 +411,23 @@ def fit_ssp(
     coef, intercept = scaling.coefficients(theta)
     stats = SufficientStatistics(G, gram_noise.noise_scale, ridge, sigma_eigen, scaling, rows_bound)
     return coef, intercept, stats
+
+
+def gram_sensitivity(m: int) -> float:
+    """Δ₂ of the Gram matrix's upper triangle, m rows per unit (module docstring, "Sensitivity"): √2·m, rounded
+    up."""
+    return sqrt_up(2 * m * m)
+
+
+def eigenvalue_sensitivity(m: int) -> float:
+    """Δ of λ_min(XᵀX), m rows per unit (module docstring, "Sensitivity"): m (Weyl)."""
+    return float(m)
+
+
+def calibration(epsilon: float, delta: float, k: int, m: int, rows_bound: int, adaptive: bool, magnitude: float):
+    """The calibration of a call from public numbers (the cached plan :func:`fit_ssp` uses): its ``gram`` noise,
+    AdaSSP's ``eigenvalue`` noise (None for SSP), the composed ``event``, the ``grid``; for the previews."""
+    return _plan(epsilon, delta, k, m, rows_bound, adaptive, magnitude)
 
 
 @dataclass(frozen=True)
@@ -389,7 +446,7 @@ def _plan(epsilon: float, delta: float, k: int, m: int, rows_bound: int, adaptiv
     sweeps) reuse it. The Gram matrix: Δ₂ = √2·m on its k(k + 1)/2 upper entries, with the grid's per-block slack;
     λ_min: Δ = m, with the Gram rounding (‖·‖₂ <= k_x·slack) and twice the bisection's error τ as slack."""
     kx = k - 1
-    sensitivity = sqrt_up(2 * m * m)
+    sensitivity = gram_sensitivity(m)
     entries = k * (k + 1) // 2
     grid = grid_for(sensitivity / math.sqrt(entries), GRID_BITS)
     slack = block_gram_slack(rows_bound, k, grid, magnitude) * float(grid)
@@ -405,7 +462,7 @@ def _plan(epsilon: float, delta: float, k: int, m: int, rows_bound: int, adaptiv
     eigenvalue = calibrate(
         epsilon=epsilon,
         delta=delta,
-        sensitivity=float(m),
+        sensitivity=eigenvalue_sensitivity(m),
         changed=1,
         slack=float_up(2 * Fraction(tau) + kx * Fraction(slack)),
         share=ADASSP_EIGENVALUE_SHARE,

@@ -46,6 +46,7 @@ from .._trace import draw, observe
 from .._validation import check_int
 from ..accounting import Relation, split_epsilon
 from ..accounting.events import Exponential
+from ..exceptions import DataValidationError
 from ..noise.exponential import sample_runs
 
 __all__ = ["DEFAULT_MATCHINGS", "GRID_SIZE", "fit_theil_sen"]
@@ -101,7 +102,11 @@ def _median(values: np.ndarray, epsilon: float, sensitivity: int, lower: float, 
 
 
 def check_matchings(matchings, rows: int) -> int:
-    """k: public, 1 <= k (default min(n − 1, 8))."""
+    """k: public, 1 <= k (default min(n − 1, 8)); n >= 2 rows (n is public: a pair needs two)."""
+    if rows < 2:
+        raise DataValidationError(
+            f"X has {rows} row: method='theil_sen' fits lines through pairs of rows and needs at least 2"
+        )
     return check_int(min(rows - 1, DEFAULT_MATCHINGS) if matchings is None else matchings, "matchings", low=1)
 
 
@@ -110,20 +115,28 @@ def fit_theil_sen(
     y: np.ndarray,
     epsilon: float,
     *,
-    bounds_x: tuple[float, float],
-    bounds_y: tuple[float, float],
+    bounds,
+    clip: tuple[bool, bool],
     matchings,
     rng,
     accountant,
     events=(),
     note: str = "",
 ) -> tuple[np.ndarray, float]:
-    """DPTheilSen (module docstring) on validated 1-D ``x``, ``y`` (within their bounds). Returns (coef, intercept)."""
+    """DPTheilSen (module docstring) on validated 1-D ``x``, ``y`` (within their public bounds, or to be clipped:
+    ``clip`` for x and y). ``bounds``: ((l_x, u_x), (l_y, u_y)), or a zero-argument function returning them that
+    draws private bounds after the charge (``events``/``note``: their releases, charged with this one as one ledger
+    entry). Returns (coef, intercept)."""
     k = check_matchings(matchings, x.shape[0])
     i, j = _pairs(x.shape[0], k, rng)
-    lower, upper = bounds_x
-    at = (lower + (upper - lower) / 4.0, lower + 3.0 * (upper - lower) / 4.0)
     half = split_epsilon(epsilon, 2)
+    public = not callable(bounds)
+    if public:
+        (lower, upper), _ = bounds
+        at = (lower + (upper - lower) / 4.0, lower + 3.0 * (upper - lower) / 4.0)
+        points = f"x = {at[0]:g} and {at[1]:g}"
+    else:
+        points = "x = l + (u - l)/4 and l + 3(u - l)/4 of the private bounds_X (l, u)"
     charge(
         "linear_regression",
         [*events, Exponential(half), Exponential(half)],
@@ -132,10 +145,13 @@ def fit_theil_sen(
         relation=Relation.ROW,
         note=f"{note + '; ' if note else ''}DPTheilSen (Alabi et al. 2022) with {k} matchings: two "
         "exponential-mechanism medians (epsilon/2 "
-        f"each, utility sensitivity {k}) of the pairs' predictions at x = {at[0]:g} and {at[1]:g}, on a public grid "
+        f"each, utility sensitivity {k}) of the pairs' predictions at {points}, on a public grid "
         f"of {GRID_SIZE + 1} points of bounds_y; exact sampler",
     )
-    low, high = bounds_y
+    (lower, upper), (low, high) = bounds if public else bounds()
+    at = (lower + (upper - lower) / 4.0, lower + 3.0 * (upper - lower) / 4.0)
+    x = np.clip(x, lower, upper) if clip[0] else x
+    y = np.clip(y, low, high) if clip[1] else y
     p25, p75 = (_median(_predictions(x, y, i, j, a, low, high), half, k, low, high, rng) for a in at)
     slope = (p75 - p25) / (at[1] - at[0])
     return np.array([slope]), float(p25 - slope * at[0])
