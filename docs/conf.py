@@ -63,6 +63,7 @@ mathjax_path = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"
 mathjax3_config = None
 myst_mathjax_classes = "tex2jax_process|mathjax_process|math|output_area"
 mathjax2_config = {
+    "messageStyle": "none",  # no "Processing math: 100%" box over the page's bottom left corner
     "tex2jax": {
         "inlineMath": [["\\(", "\\)"]],
         "displayMath": [["\\[", "\\]"]],
