@@ -63,7 +63,7 @@ def _bounding(results: Results, ids: np.ndarray, x: np.ndarray, m: int, repeats:
     from dpstats._engine import bound_rows, take_units
 
     _, units = take_units(x, ids, m)
-    units = units.aligned(ids.size, lazy=False)
+    units = units.aligned(ids.size)
     shuffle = np.random.default_rng(1)
 
     def floor():

@@ -171,9 +171,11 @@ def test_outputs_are_points_of_the_public_grid():
         ),
         (lambda x, a: dps.quantile(np.c_[x, x], 0.5, 1.0, bounds=(0, 1), accountant=a), dps.DataValidationError, "1-D"),
         (
-            lambda x, a: dps.quantile(pd.DataFrame({"a": x}), 0.5, 1.0, bounds=(0, 1), accountant=a),
+            lambda x, a: dps.quantile(
+                pd.DataFrame({"a": x, "b": ["u"] * x.size}), 0.5, 1.0, bounds=(0, 1), accountant=a
+            ),
             dps.DataValidationError,
-            "one column",
+            "b",
         ),
         (
             lambda x, a: dps.quantile(x, 0.5, 1.0, bounds=(0, 1), grid_size=0, accountant=a),

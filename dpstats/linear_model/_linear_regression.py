@@ -263,7 +263,7 @@ def linear_regression(
                 "method='tukey' needs no bounds (its models need none) and takes no bounds_X, bounds_y or clip; "
                 f"got bounds_X={bounds_X!r}, bounds_y={bounds_y!r}, clip={clip}"
             )
-        m = check_subsets(subsets, n, d + intercept, None if units is None else _unit_count(units, n), epsilon, delta)
+        m = check_subsets(subsets, n, d + intercept, units is not None, epsilon, delta)
         _check_finite_memory(X, y)
         coef, b, passed = fit_tukey(
             X, y, units, epsilon, delta, subsets=m, intercept=intercept, rng=rng, accountant=accountant
@@ -427,10 +427,6 @@ def _read(X, y, method: str):
     if y.shape[0] != X.shape[0]:
         raise DataValidationError(f"X and y must have the same number of rows; got {X.shape[0]} and {y.shape[0]}")
     return X, y
-
-
-def _unit_count(units, rows: int) -> int:
-    return int(np.unique(np.asarray(units.aligned(rows).ids)).size)
 
 
 def _check_finite_memory(X: np.ndarray, y: np.ndarray) -> None:

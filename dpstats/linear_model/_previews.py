@@ -326,7 +326,7 @@ def _tukey(epsilon, delta, rows: PublicRows, d, intercept, subsets, bounds_X, bo
         raise ParameterError("method='tukey' needs no bounds (its models need none) and takes no bounds_X or bounds_y")
     width = d + (1 if intercept else 0)
     try:  # n (or N) and m are public here: the release's data check is a parameter check of its preview
-        m = check_subsets(subsets, rows.count, width, rows.count if rows.max_rows is not None else None, epsilon, delta)
+        m = check_subsets(subsets, rows.count, width, rows.max_rows is not None, epsilon, delta)
     except DataValidationError as err:
         raise ParameterError(str(err)) from None
     cal = tukey_calibration(epsilon, delta)  # the release's constants (rounded so as never to overstate)

@@ -364,9 +364,10 @@ def fit_tukey(
     return beta, 0.0, True
 
 
-def check_subsets(subsets, rows: int, width: int, units: int | None, epsilon: float, delta: float) -> int:
+def check_subsets(subsets, rows: int, width: int, by_unit: bool, epsilon: float, delta: float) -> int:
     """m, checked against public values only, before anything is charged: (m, ε, δ) must be able to release
-    (:func:`reachable_distance` against the threshold), and every model needs ``width`` rows (one unit each)."""
+    (:func:`reachable_distance` against the threshold), and without units every model needs ``width`` rows (n is
+    public under replace-one rows; the number of units is not, and is never checked)."""
     m = check_int(DEFAULT_SUBSETS if subsets is None else subsets, "subsets", low=4)
     cal = calibration(epsilon, delta)
     reach = reachable_distance(m, epsilon, delta)
@@ -378,15 +379,13 @@ def check_subsets(subsets, rows: int, width: int, units: int | None, epsilon: fl
             f"the data. Use subsets >= {smallest_subsets(epsilon, delta)} (public; n >= subsets x {width} rows), a "
             "larger epsilon, or method='adassp'"
         )
-    if units is None and rows < m * width:
+    if not by_unit and rows < m * width:
         raise DataValidationError(
             f"TukeyEM fits one model per subset and each needs at least {width} rows: n = {rows} rows are fewer "
             f"than subsets x {width} = {m * width}; pass a smaller subsets= (public; the paper recommends many rows "
             "per model) or use method='adassp'"
         )
-    if units is not None and units < m:
-        raise DataValidationError(
-            f"TukeyEM puts each privacy unit in one subset: {units} units are fewer than subsets = {m}; pass a "
-            "smaller subsets="
-        )
+    # With privacy units the number of units is private (add/remove a unit): no refusal may follow from it. Fewer
+    # units than subsets leave some subsets empty, each giving the zero model (step 1), and the depth test refuses
+    # or releases on those models like on any others.
     return m
