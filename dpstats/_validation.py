@@ -29,6 +29,8 @@ MIN_EPSILON = 1e-12
 
 def check_epsilon(epsilon, name: str = "epsilon") -> float:
     """Return ``epsilon`` as a float after checking it is finite and >= :data:`MIN_EPSILON`."""
+    if type(epsilon) is float and MIN_EPSILON <= epsilon < math.inf:  # the common case, the same test
+        return epsilon
     if not _is_real_scalar(epsilon) or not np.isfinite(epsilon) or epsilon < MIN_EPSILON:
         raise ParameterError(f"{name} must be a finite number >= {MIN_EPSILON:g}; got {epsilon!r}")
     return float(epsilon)
@@ -36,6 +38,8 @@ def check_epsilon(epsilon, name: str = "epsilon") -> float:
 
 def check_delta(delta, name: str = "delta") -> float:
     """Return ``delta`` as a float after checking 0 <= delta < 1."""
+    if type(delta) is float and 0 <= delta < 1:  # the common case, the same test (NaN fails it)
+        return delta
     if not _is_real_scalar(delta) or not np.isfinite(delta) or not 0 <= delta < 1:
         raise ParameterError(f"{name} must be a number with 0 <= {name} < 1; got {delta!r}")
     return float(delta)

@@ -883,6 +883,8 @@ def _by_key(
 
 def _ungrouped(categories, max_groups, selection) -> None:
     """categories, max_groups and selection belong to grouped releases: refuse them without ``by``."""
+    if categories is None and max_groups is None and selection is None:
+        return
     given = [
         n
         for n, v in (("categories", categories), ("max_groups", max_groups), ("selection", selection))

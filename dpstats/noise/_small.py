@@ -63,15 +63,16 @@ class _Count(int):
 
 
 _COUNTS = [_Count(m) for m in range(513)]
+_COUNTED = len(_COUNTS)
 
 
 def uniform(high: int, m: int, rng) -> list[int]:
     """``m`` uniform integers below the shared bound ``high`` (``_bernoulli.uniform_below`` with an int bound)."""
     if high > INT64_MAX:
         return [big_uniform_below(high, rng) for _ in range(m)]
-    if m <= 2:  # scalar calls skip NumPy's array set-up (and consume the same draws, in the same order)
-        return [int(rng.integers(0, high)) for _ in range(m)]
-    return rng.integers(0, high, size=_COUNTS[m] if m < len(_COUNTS) else m).tolist()
+    if m <= 1:  # a scalar call skips NumPy's array set-up (and consumes the same draw); from two on, one call
+        return [int(rng.integers(0, high))] if m else []
+    return rng.integers(0, high, size=_COUNTS[m] if m < _COUNTED else m).tolist()
 
 
 def uniform_each(highs: list[int], rng) -> list[int]:

@@ -169,18 +169,17 @@ class _GridNoise(Noise):
     @functools.cached_property
     def _scalar(self) -> tuple:
         """For :meth:`apply` on one exact integer: (u/G as a numerator and a denominator, G as a float, the name
-        observed, the name of the draw, the sampler, t's or σ²'s numerator and denominator)."""
-        from .exact import discrete_gaussian, discrete_laplace
+        observed, the name of the draw, the sampler of one draw, t's or σ²'s numerator and denominator)."""
+        from .exact import one_draw
 
         ratio = self.unit / self.grid
-        sampler = discrete_laplace if self.kind == "laplace" else discrete_gaussian
         return (
             ratio.numerator,
             ratio.denominator,
             float(self.grid),
             _grid_name(self.grid),
             f"discrete {self.kind} noise",
-            sampler,
+            functools.partial(one_draw, self.kind),
             self.scale.numerator,
             self.scale.denominator,
         )
@@ -218,7 +217,7 @@ class _GridNoise(Noise):
         if active() is not None:  # the sensitivity checker records the statistic as the arrays' path gives it
             norm = "l1" if self.kind == "laplace" else "l2"
             observe(observed, _compact(np.array(rounded, object)), sensitivity=self.event.sensitivity, norm=norm)
-        return draw(drawn, rng, lambda: np.float64(float(rounded + int(sampler(t, s, (), rng))) * grid))
+        return draw(drawn, rng, lambda: np.float64(float(rounded + sampler(t, s, rng)) * grid))
 
     def _rounded(self, statistic: Statistic):
         if not _same_unit(statistic.unit, self.unit):
