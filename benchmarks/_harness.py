@@ -66,16 +66,25 @@ def _fmt(value) -> str:
 
 def interleaved_medians(funcs: dict, repeats: int = 5, warmup: int = 1) -> dict[str, float]:
     """Median wall time (s) of each callable, run in interleaved rounds."""
+    return {name: wall for name, (wall, _) in interleaved_times(funcs, repeats, warmup).items()}
+
+
+def interleaved_times(funcs: dict, repeats: int = 5, warmup: int = 1) -> dict[str, tuple[float, float]]:
+    """Median wall time and median CPU time (s) of each callable, run in interleaved rounds. The CPU time is the
+    calling thread's (``time.thread_time``): on a loaded machine it counts the work of the call, not the time the
+    scheduler gave other processes (a call that runs threads of its own is measured by its wall time)."""
     for _ in range(warmup):
         for f in funcs.values():
             f()
-    times: dict[str, list[float]] = {name: [] for name in funcs}
+    walls: dict[str, list[float]] = {name: [] for name in funcs}
+    cpus: dict[str, list[float]] = {name: [] for name in funcs}
     for _ in range(repeats):
         for name, f in funcs.items():
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.thread_time()
             f()
-            times[name].append(time.perf_counter() - start)
-    return {name: median(ts) for name, ts in times.items()}
+            cpus[name].append(time.thread_time() - cpu)
+            walls[name].append(time.perf_counter() - start)
+    return {name: (median(walls[name]), median(cpus[name])) for name in funcs}
 
 
 def peak_allocation(func) -> int:

@@ -49,6 +49,7 @@ data's bounds; the preview plans without it, so its error is the release's to a 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -108,6 +109,8 @@ class Planned:
 
     def apply(self, rng):
         """The noisy statistic: a float for a scalar, else an array of the statistic's shape."""
+        if self.shape == () and len(self.noises) == 1:
+            return float(self.noises[0].apply(self.parts[0], rng))
         noisy = [np.asarray(n.apply(p, rng), dtype=np.float64) for n, p in zip(self.noises, self.parts, strict=True)]
         values = noisy[0] if len(noisy) == 1 else np.asarray([float(v) for v in noisy])
         return float(values) if self.shape == () else np.asarray(values).reshape(self.shape)
@@ -130,6 +133,21 @@ def plan(
     ``changed`` is how many coordinates a neighbour can move (default: one per sensitivity given), for the
     rounding to the noise grid; ``units`` names the statistic's units in the ledger ("data units", "counts", ...).
     """
+    if isinstance(per_coordinate, Fraction) and weights is None:  # one coordinate, exact: no arrays
+        try:
+            sensitivity = _sensitivity_up(per_coordinate.numerator, per_coordinate.denominator, delta == 0)
+        except OverflowError as err:
+            raise ParameterError("bounds are too wide: the sensitivity overflows a float; rescale the data") from err
+        calibrated = calibrate(
+            epsilon=epsilon,
+            delta=delta,
+            sensitivity=sensitivity,
+            changed=1 if changed is None else changed,
+            unit=statistic.unit,
+            noise=noise,
+        )
+        shape = () if type(statistic.values) is int else np.shape(statistic.values)
+        return Planned((calibrated,), (statistic,), shape, units=units)
     shape = np.shape(statistic.values)
     per_coordinate = [Fraction(v) for v in np.asarray(per_coordinate, dtype=object).ravel()]
     try:
@@ -149,6 +167,14 @@ def plan(
         noise=noise,
     )
     return Planned((calibrated,), (statistic,), shape, units=units)
+
+
+@functools.lru_cache(maxsize=1024)
+def _sensitivity_up(numerator: int, denominator: int, l1: bool) -> float:
+    """:func:`plan`'s L1 (or L2) sensitivity of one coordinate numerator/denominator, rounded up (cached, keyed by
+    integers: a Fraction's hash computes a modular inverse)."""
+    value = [Fraction(numerator, denominator)]
+    return l1_up(value) if l1 else l2_up(value)
 
 
 def _plan_weighted(

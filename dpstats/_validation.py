@@ -7,6 +7,7 @@ names the parameter, the value and what is allowed.
 
 from __future__ import annotations
 
+import math
 import numbers
 import sys
 import warnings
@@ -28,6 +29,8 @@ MIN_EPSILON = 1e-12
 
 def check_epsilon(epsilon, name: str = "epsilon") -> float:
     """Return ``epsilon`` as a float after checking it is finite and >= :data:`MIN_EPSILON`."""
+    if type(epsilon) is float and MIN_EPSILON <= epsilon < math.inf:  # the common case, the same test
+        return epsilon
     if not _is_real_scalar(epsilon) or not np.isfinite(epsilon) or epsilon < MIN_EPSILON:
         raise ParameterError(f"{name} must be a finite number >= {MIN_EPSILON:g}; got {epsilon!r}")
     return float(epsilon)
@@ -35,6 +38,8 @@ def check_epsilon(epsilon, name: str = "epsilon") -> float:
 
 def check_delta(delta, name: str = "delta") -> float:
     """Return ``delta`` as a float after checking 0 <= delta < 1."""
+    if type(delta) is float and 0 <= delta < 1:  # the common case, the same test (NaN fails it)
+        return delta
     if not _is_real_scalar(delta) or not np.isfinite(delta) or not 0 <= delta < 1:
         raise ParameterError(f"{name} must be a number with 0 <= {name} < 1; got {delta!r}")
     return float(delta)
@@ -169,6 +174,9 @@ def check_bounds(bounds, name: str = "bounds") -> tuple[np.ndarray, np.ndarray]:
     ``bounds`` is a pair; each side is a scalar or an array broadcastable to the
     shape of one record (for example one value per column).
     """
+    pair = _float_pair(bounds)
+    if pair is not None:
+        return np.array(pair[0]), np.array(pair[1])
     if bounds is None:
         raise ParameterError(f"{name} is required: pass (lower, upper) chosen without looking at the data")
     allowed = "a pair (lower, upper) of numbers (or of arrays of numbers, one per coordinate)"
@@ -186,6 +194,28 @@ def check_bounds(bounds, name: str = "bounds") -> tuple[np.ndarray, np.ndarray]:
     if not np.isfinite(width).all():
         raise ParameterError(f"{name} are too wide: upper - lower overflows a float; rescale the data")
     return lower, upper
+
+
+_PLAIN = (int, float)
+
+
+def _float_pair(bounds) -> tuple[float, float] | None:
+    """``bounds`` as two floats when it is a tuple or list of two plain Python numbers (``int`` or ``float``
+    exactly: not a bool, not a NumPy scalar) that :func:`check_bounds` accepts; None for anything else, which takes
+    the general way (and its errors). The same checks in Python floats, which are IEEE doubles as float64 is: both
+    finite, lower < upper, and upper − lower finite."""
+    if type(bounds) not in (tuple, list) or len(bounds) != 2:
+        return None
+    lower, upper = bounds
+    if type(lower) not in _PLAIN or type(upper) not in _PLAIN:
+        return None
+    try:
+        lower, upper = float(lower), float(upper)
+    except OverflowError:  # an int beyond the float range: the general way says so
+        return None
+    if lower < upper and math.isfinite(upper - lower):  # false for NaN; a finite difference needs finite ends
+        return lower, upper
+    return None
 
 
 _PACKAGE = str(Path(__file__).resolve().parent)

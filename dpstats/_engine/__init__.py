@@ -34,6 +34,7 @@ are read there too (:mod:`~dpstats._engine.units`) and bounded by :func:`bound_r
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from fractions import Fraction
 from types import ModuleType
@@ -109,7 +110,7 @@ def read_matrix(X, privacy_unit=None, max_rows=None, name: str = "X") -> Matrix:
 def engine_of(*data) -> ModuleType:
     """The engine of ``data``: :mod:`~dpstats._engine.dask_engine` (imported on first use) if any of them is a dask
     collection, else :mod:`~dpstats._engine.numpy_engine`."""
-    if any(is_lazy(x) for x in data):
+    if "dask" in sys.modules and any(is_lazy(x) for x in data):  # no dask loaded: nothing is a dask collection
         from . import dask_engine
 
         return dask_engine

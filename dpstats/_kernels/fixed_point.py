@@ -45,6 +45,9 @@ _SPLIT = 2.0**13
 _SUM_BLOCK_VALUES = 1 << 16
 _ADDED_BLOCK_VALUES = 1 << 17  # blocks of the two-pass sums (exact for any size below 2^26 rows: |Σq| < 2^63)
 _MAGIC_K_MIN = -971  # C = 3·2^(51−k) and every fl(x + C) < 2^(53−k) finite: k >= -970 (bounds below 2^1006)
+_MASK64 = (1 << 64) - 1
+_FLOAT = np.dtype(np.float64)
+_ADD, _MAX = np.add.reduce, np.maximum.reduce  # the reductions themselves (ndarray.sum/max add a Python frame)
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,16 @@ class BoundedSums:
     q_upper: np.ndarray
     sums: object
     squares: object | None
+
+    def per_record(self) -> tuple:
+        """(h/n, (q_hi − q_lo)·h/n) per coordinate, exact: the unit of Σq/n (the mean of the records, Σq·h/n) and the
+        width of the rounded bounds in real units divided by n. Fractions for a scalar statistic (a pure function of
+        public integers, cached), else object arrays of them."""
+        if isinstance(self.unit, Fraction):
+            width = int(self.q_upper) - int(self.q_lower)
+            return _per_record(self.unit.numerator, self.unit.denominator, width, self.n)
+        unit = np.asarray(self.unit, dtype=object)
+        return unit / self.n, (self.q_upper - self.q_lower).astype(object) * unit / self.n
 
 
 @dataclass(frozen=True)
@@ -114,6 +127,9 @@ class FixedPoint:
     def of(cls, lower: np.ndarray, upper: np.ndarray, squares: bool) -> FixedPoint:
         """The grid of the bounds (float64 copies, read-only); cached for a few coordinates, as a pure function of
         public bounds that a session or an audit passes again and again."""
+        if type(lower) is np.ndarray and type(upper) is np.ndarray and lower.dtype is _FLOAT and upper.dtype is _FLOAT:
+            if lower.size <= _CACHED_COORDINATES:  # float64 already: their bytes, in C order, are the flat copies'
+                return _grid_of(lower.tobytes(), upper.tobytes(), squares)
         lo, hi = np.array(lower, dtype=np.float64).reshape(-1), np.array(upper, dtype=np.float64).reshape(-1)
         if lo.size <= _CACHED_COORDINATES:
             return _grid_of(lo.tobytes(), hi.tobytes(), squares)
@@ -141,7 +157,7 @@ class FixedPoint:
         multiplication and ``rint``, and every partial sum of a block stays below 2^53, so it is exact in floating
         point in any order of the additions (``einsum``'s vectorised loops; BLAS is avoided, whose threads wake up
         too slowly for a block); the block results are integers, added exactly at the end."""
-        if not self.squares and records.dtype == np.float64 and (-self.exponent >= _MAGIC_K_MIN).all():
+        if not self.squares and records.dtype == np.float64 and self._added() is not None:
             return self._chunk_sums_added(records, clip)
         scale = np.ldexp(1.0, -self.exponent)  # 1/h, exact
         n, m = records.shape
@@ -189,7 +205,10 @@ class FixedPoint:
         if n <= rows and not clip:  # one block (a small release): the same steps without the block bookkeeping
             if not inside(records):
                 return self._violations(records.reshape(n, m), clip)
-            total = np.add.reduce(np.add(records, magic).view(np.uint64), axis=0)
+            total = _ADD(np.add(records, magic).view(np.uint64), axis=0)
+            if m == 1:  # in Python ints: Σ bits − n·bits(C) modulo 2^64, read as a signed integer (|Σq| < 2^63)
+                exact = (int(total) - n * int(magic_bits[0])) & _MASK64
+                return ChunkSums(n, np.array([exact - (exact >> 63 << 64)], dtype=object), None)
             exact = (np.atleast_1d(total) - np.uint64(n) * magic_bits).view(np.int64)
             return ChunkSums(n, exact.astype(object), None)
         blocks = -(-n // rows)
@@ -212,13 +231,16 @@ class FixedPoint:
             return ChunkSums(n, exact[0].astype(object), None)
         return ChunkSums(n, _exact_total(exact, rows * 2.0**_SUM_BITS), None)
 
-    def _added(self) -> tuple:
+    def _added(self) -> tuple | None:
         """C per coordinate, its bit patterns and the bounds check of :meth:`_chunk_sums_added` (public, computed
-        once per grid)."""
-        found = self._public.get("added")
-        if found is None:
-            magic = np.ldexp(3.0, 51 + self.exponent)  # C = 3·2^(51−k) per coordinate, h = 2^-k
-            found = self._public["added"] = (magic, magic.view(np.uint64), self._inside_checker())
+        once per grid); None where a grid is too fine for C (every coordinate needs k >= ``_MAGIC_K_MIN``)."""
+        found = self._public.get("added", self)
+        if found is self:
+            found = None
+            if (-self.exponent >= _MAGIC_K_MIN).all():
+                magic = np.ldexp(3.0, 51 + self.exponent)  # C = 3·2^(51−k) per coordinate, h = 2^-k
+                found = (magic, magic.view(np.uint64), self._inside_checker())
+            self._public["added"] = found
         return found
 
     def _inside_checker(self):
@@ -231,7 +253,7 @@ class FixedPoint:
         top = self.hi.view(np.uint64)
         if top.size == 1:
             top = top[0]
-            return lambda block: block.view(np.uint64).max() <= top or self._inside(block)
+            return lambda block: _MAX(block.view(np.uint64)) <= top or self._inside(block)
         return lambda block: bool((block.view(np.uint64).max(axis=0) <= top).all()) or self._inside(block)
 
     def quantized(self, records: np.ndarray, clip: bool) -> np.ndarray:
@@ -286,6 +308,14 @@ class FixedPoint:
 
 
 _CACHED_COORDINATES = 64  # grids of at most this many coordinates are cached (FixedPoint.of)
+
+
+@functools.lru_cache(maxsize=1024)
+def _per_record(numerator: int, denominator: int, width: int, n: int) -> tuple[Fraction, Fraction]:
+    """:meth:`BoundedSums.per_record` of a scalar statistic, h = numerator/denominator (keyed by integers: a
+    Fraction's hash computes a modular inverse)."""
+    unit = Fraction(numerator, denominator * n)
+    return unit, width * unit
 
 
 @functools.lru_cache(maxsize=256)

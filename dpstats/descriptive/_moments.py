@@ -141,7 +141,8 @@ def _records(x, bounds, axis, clip: bool, *, squares: bool, privacy_unit, max_ro
         raise DataValidationError(f"x must hold at least one record; got shape {x.shape}")
     lower, upper = check_bounds(bounds)
     try:
-        lower, upper = np.broadcast_to(lower, out_shape), np.broadcast_to(upper, out_shape)
+        if lower.shape != out_shape or upper.shape != out_shape:
+            lower, upper = np.broadcast_to(lower, out_shape), np.broadcast_to(upper, out_shape)
     except ValueError as err:
         raise ParameterError(
             f"bounds must broadcast to the shape of one record's statistic {out_shape}; "
@@ -369,9 +370,7 @@ def mean(
     sums, table = rec.sums, rec.table
     if rec.units is not None:
         return _named(_unit_mean(rec, epsilon, delta, weights, rng, accountant, noise), table)
-    n = sums.n
-    unit = _per_record(sums.unit, lambda h: h / n)
-    per_coordinate = (sums.q_upper - sums.q_lower).astype(object) * np.asarray(sums.unit, dtype=object) / n
+    unit, per_coordinate = sums.per_record()  # h/n and (q_hi − q_lo)·h/n per coordinate, exact
     planned = plan(
         Statistic(sums.sums, unit), per_coordinate, epsilon, delta, noise=noise, weights=weights, table=table
     )
@@ -884,6 +883,8 @@ def _by_key(
 
 def _ungrouped(categories, max_groups, selection) -> None:
     """categories, max_groups and selection belong to grouped releases: refuse them without ``by``."""
+    if categories is None and max_groups is None and selection is None:
+        return
     given = [
         n
         for n, v in (("categories", categories), ("max_groups", max_groups), ("selection", selection))

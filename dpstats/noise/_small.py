@@ -37,33 +37,42 @@ __all__ = ["SMALL", "gaussian_sample", "laplace_sample"]
 SMALL = 24
 
 _TAU = [int(t) for t in E1_TAU]  # 12!/j!, j = 12, ..., 2 (ascending)
+_TAU_TOP = _TAU[-1]
 
 
 # ----------------------------------------------------------------------------- uniform integers
 
 
 class _Count(int):
-    """A draw count passed as ``size=`` to ``rng.integers``, which computes ``np.prod(size)``: NumPy's ``prod``
-    hands a non-array argument to its ``prod`` method, so this one returns itself without NumPy's generic
-    reduction (about a microsecond per call: a quarter of a small draw's time). It is an ``int`` everywhere else;
-    should NumPy stop dispatching, it is an ordinary size."""
+    """A draw count passed as ``size=`` to ``rng.integers``, which computes ``np.prod(size)``: as an argument that
+    overrides NumPy's functions (``__array_function__``), it answers ``np.prod`` itself, before NumPy's Python
+    wrapper and generic reduction run (about a microsecond per call: a quarter of a small draw's time); NumPy's
+    ``prod`` would also hand a non-array to its ``prod`` method, which returns it. Any other NumPy function given
+    a count runs NumPy's own implementation. It is an ``int`` everywhere else; should NumPy stop dispatching, it
+    is an ordinary size."""
 
     __slots__ = ()
+
+    def __array_function__(self, func, types, args, kwargs):
+        if func is np.prod and len(args) == 1 and not kwargs:
+            return int(self)
+        return func._implementation(*args, **kwargs)
 
     def prod(self, axis=None, dtype=None, out=None, **kwargs) -> int:
         return int(self)
 
 
 _COUNTS = [_Count(m) for m in range(513)]
+_COUNTED = len(_COUNTS)
 
 
 def uniform(high: int, m: int, rng) -> list[int]:
     """``m`` uniform integers below the shared bound ``high`` (``_bernoulli.uniform_below`` with an int bound)."""
     if high > INT64_MAX:
         return [big_uniform_below(high, rng) for _ in range(m)]
-    if m <= 2:  # scalar calls skip NumPy's array set-up (and consume the same draws, in the same order)
-        return [int(rng.integers(0, high)) for _ in range(m)]
-    return rng.integers(0, high, size=_COUNTS[m] if m < len(_COUNTS) else m).tolist()
+    if m <= 1:  # a scalar call skips NumPy's array set-up (and consumes the same draw); from two on, one call
+        return [int(rng.integers(0, high))] if m else []
+    return rng.integers(0, high, size=_COUNTS[m] if m < _COUNTED else m).tolist()
 
 
 def uniform_each(highs: list[int], rng) -> list[int]:
@@ -167,12 +176,16 @@ def bernoulli_exp_minus_one(n: int, rng) -> list[bool]:
 
 def exp_minus_one_run(n: int, limit: list[int] | None, rng) -> list[int]:
     """``_bernoulli.exp_minus_one_run``: successes of Bernoulli(exp(−1)) before the first failure, capped at
-    ``limit``."""
+    ``limit``. A round's runs pass as in :func:`_exp_minus_one_passes`, tested in line when no draw is 0 (a draw at
+    or above the largest 12!/j! gives ``bisect_right`` = 11, odd: it fails without the search)."""
     count, rounds = [0] * n, 0
     active = list(range(n)) if limit is None else [i for i in range(n) if limit[i] > 0]
     while active:
-        ok = _exp_minus_one_passes(uniform(E1_SPAN, len(active), rng), rng)
-        active = [i for i, b in zip(active, ok, strict=True) if b]
+        w = uniform(E1_SPAN, len(active), rng)
+        if 0 in w:  # runs that continue at round 13
+            active = [i for i, b in zip(active, _exp_minus_one_passes(w, rng), strict=True) if b]
+        else:
+            active = [i for i, v in zip(active, w, strict=True) if v < _TAU_TOP and not bisect_right(_TAU, v) & 1]
         rounds += 1
         for i in active:
             count[i] = rounds
@@ -198,32 +211,37 @@ def bernoulli_exp_unchecked(num: list[int], den: int, rng) -> list[bool]:
 
 def laplace_attempts(t: int, s: int, k: int, rng) -> tuple[list[int], list[bool], bool]:
     """``exact._laplace_attempts``: the values Z of the attempts that pass steps 2–5 of CKS Algorithm 2, which of
-    them are accepted, and whether a value exceeds int64 (where the vectorised code holds them as Python ints).
-
-    U and the first round of its Bernoulli(exp(−U/t)) are both ``k`` draws below ``t``, consecutive: one call."""
-    w = uniform(t, 2 * k, rng)
-    u = w[:k]
-    out = [True] * k  # the result of a run that stops at round 1
-    passed = [i for i in range(k) if w[k + i] < u[i]]
-    for i in passed:
-        out[i] = False  # the result of a run that stops at round 2
-    _rounds_shared(u, t, out, passed, 2, rng)
-    u = [v for v, b in zip(u, out, strict=True) if b]
-    v = exp_minus_one_run(len(u), None, rng)
-    y = (
-        [a + t * b for a, b in zip(u, v, strict=True)]
-        if s == 1
-        else [(a + t * b) // s for a, b in zip(u, v, strict=True)]
-    )
-    signs = uniform(2, len(u), rng)
+    them are accepted, and whether a value exceeds int64 (where the vectorised code holds them as Python ints)."""
+    y, signs = _laplace_magnitudes(t, s, k, rng)
     z = [-a if b else a for a, b in zip(y, signs, strict=True)]
     accepted = [a != 0 or b == 0 for a, b in zip(y, signs, strict=True)]
     return z, accepted, max(y, default=0) > INT64_MAX
 
 
+def _laplace_magnitudes(t: int, s: int, k: int, rng) -> tuple[list[int], list[int]]:
+    """Y and the sign draws B of the attempts of :func:`laplace_attempts` that pass steps 2–5.
+
+    U and the first round of its Bernoulli(exp(−U/t)) are both ``k`` draws below ``t``, consecutive: one call."""
+    w = uniform(t, 2 * k, rng)
+    u = w[:k]
+    out = [True] * k  # the result of a run that stops at round 1
+    passed = [i for i, a, b in zip(range(k), u, w[k:], strict=True) if b < a]
+    for i in passed:
+        out[i] = False  # the result of a run that stops at round 2
+    _rounds_shared(u, t, out, passed, 2, rng)
+    u = [v for v, b in zip(u, out, strict=True) if b]
+    v = exp_minus_one_run(len(u), None, rng)
+    if s == 1:
+        y = [a + t * b if b else a for a, b in zip(u, v, strict=True)]
+    else:
+        y = [(a + t * b) // s for a, b in zip(u, v, strict=True)]
+    return y, uniform(2, len(u), rng)
+
+
 def _laplace_batch(t: int, s: int, k: int, rng) -> list[int]:
-    z, accepted, _ = laplace_attempts(t, s, k, rng)
-    return [v for v, a in zip(z, accepted, strict=True) if a]
+    """The accepted values among ``k`` attempts (as :func:`laplace_attempts`, without the lists it returns)."""
+    y, signs = _laplace_magnitudes(t, s, k, rng)
+    return [-a if b else a for a, b in zip(y, signs, strict=True) if a or not b]
 
 
 def _rejection_fill(n: int, batch, rate: Fraction, batch_max: int) -> list[int]:

@@ -65,6 +65,7 @@ __all__ = [
     "discrete_gaussian",
     "discrete_gaussian_plan",
     "discrete_laplace",
+    "one_draw",
 ]
 
 # Discrete Gaussian: σ² = num/den is sampled directly (CKS Algorithm 3) while num <= 2**52, a larger σ² is composed
@@ -204,16 +205,36 @@ def discrete_laplace(scale_num, scale_den, size, rng) -> np.ndarray:
     Canonne, Kamath & Steinke, "The Discrete Gaussian for Differential Privacy",
     NeurIPS 2020 (arXiv:2004.00010), Algorithm 2.
     """
-    t = _check_int(scale_num, "scale_num", INT64_MAX)
-    s = _check_int(scale_den, "scale_den", INT64_MAX)
-    g = math.gcd(t, s)
-    t, s = t // g, s // g
+    t, s = _laplace_scale(scale_num, scale_den)
     shape = _output_shape(size)
     n = math.prod(shape)
     if n <= _small.SMALL:
         return _small_output(_small.laplace_sample(t, s, n, _LAPLACE_RATE, _BATCH_MAX, rng), shape)
     out = _rejection_fill(n, lambda k: _laplace_batch(t, s, k, rng), _LAPLACE_RATE)
     return to_int64(out).reshape(shape)
+
+
+def _laplace_scale(scale_num, scale_den) -> tuple[int, int]:
+    """The scale t/s checked and reduced."""
+    t = _check_int(scale_num, "scale_num", INT64_MAX)
+    s = _check_int(scale_den, "scale_den", INT64_MAX)
+    g = math.gcd(t, s)
+    return t // g, s // g
+
+
+def one_draw(kind: str, num: int, den: int, rng) -> int:
+    """One draw of :func:`discrete_laplace` (``kind="laplace"``, scale t = num/den) or :func:`discrete_gaussian`
+    (``kind="gaussian"``, σ² = num/den) with ``size=()``, as a Python int: the same checks, draws and errors,
+    without the 0-d array (a release of one number adds it to an integer in Python ints)."""
+    if _small.SMALL < 1:  # the vectorised path forced (the tests compare both)
+        return int((discrete_laplace if kind == "laplace" else discrete_gaussian)(num, den, (), rng))
+    if kind == "laplace":
+        (value,) = _small.laplace_sample(*_laplace_scale(num, den), 1, _LAPLACE_RATE, _BATCH_MAX, rng)
+    else:
+        (value,) = _small_gaussian(discrete_gaussian_plan(num, den), 1, rng)
+    if not -INT64_MAX <= value <= INT64_MAX:
+        to_int64(np.array([value], dtype=object))  # raises
+    return value
 
 
 def _small_output(values: list[int], shape: tuple[int, ...]) -> np.ndarray:
@@ -484,6 +505,15 @@ def _plan(num: int, den: int) -> DiscreteGaussianPlan:
     return DiscreteGaussianPlan(sigma2=sigma2, log_ratio_bound=eta, base=current, levels=tuple(levels))
 
 
+def _small_gaussian(plan: DiscreteGaussianPlan, n: int, rng) -> list[int]:
+    """``n`` draws of the plan on the small path (Python ints)."""
+    values = _small.gaussian_sample(_direct(plan.base), n, _GAUSSIAN_RATE, _BATCH_MAX, rng)
+    for a, outer in reversed(plan.levels):
+        more = _small.gaussian_sample(_direct(outer), n, _GAUSSIAN_RATE, _BATCH_MAX, rng)
+        values = [(v << a) + b for v, b in zip(values, more, strict=True)]
+    return values
+
+
 def _shift_add(x: np.ndarray, a: int, b: np.ndarray) -> np.ndarray:
     """``x·2^a + b``: int64 when the largest magnitudes allow it, else through Python ints (object array)."""
     if x.size == 0 or (
@@ -540,11 +570,7 @@ def discrete_gaussian(sigma2_num, sigma2_den, size, rng) -> np.ndarray:
     shape = _output_shape(size)
     n = math.prod(shape)
     if n <= _small.SMALL:
-        values = _small.gaussian_sample(_direct(plan.base), n, _GAUSSIAN_RATE, _BATCH_MAX, rng)
-        for a, outer in reversed(plan.levels):
-            more = _small.gaussian_sample(_direct(outer), n, _GAUSSIAN_RATE, _BATCH_MAX, rng)
-            values = [(v << a) + b for v, b in zip(values, more, strict=True)]
-        return _small_output(values, shape)
+        return _small_output(_small_gaussian(plan, n, rng), shape)
     x = _DirectGaussian(plan.base).sample(n, rng)
     for a, outer in reversed(plan.levels):
         x = _shift_add(x, a, _DirectGaussian(outer).sample(n, rng))

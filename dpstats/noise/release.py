@@ -48,7 +48,7 @@ from fractions import Fraction
 import numpy as np
 
 from .._rounding import float_up, sqrt_up
-from .._trace import draw, observe
+from .._trace import active, draw, observe
 from .._validation import check_choice
 from ..accounting.events import Event, Gaussian, Laplace
 from ..accounting.gaussian import ROUND_UP, gaussian_epsilon
@@ -143,7 +143,10 @@ class _GridNoise(Noise):
     kind: str
     scale: Fraction  # discrete Laplace t, or discrete Gaussian σ²
 
-    @property
+    # The noise is calibrated once per public setting and shared by the calls that ask for it again
+    # (:func:`make_noise`'s cache), so what a release asks of it at every call is computed once, on first use.
+
+    @functools.cached_property
     def noise_scale(self) -> float:
         root = math.sqrt(self.scale) if self.kind == "gaussian" else float(self.scale)
         return root * float(self.grid)
@@ -151,11 +154,43 @@ class _GridNoise(Noise):
     def half_width(self, confidence: float = 0.95) -> float:
         return _grid_half_width(self.kind, self.scale, self.grid, confidence)
 
+    def statement(self, units: str, *, factor: float = 1.0, confidence: float = 0.95) -> NoiseStatement:
+        key = (units, factor, confidence)
+        found = self._public.get(key)
+        if found is None:
+            found = self._public[key] = Noise.statement(self, units, factor=factor, confidence=confidence)
+        return found  # immutable
+
+    @functools.cached_property
+    def _public(self) -> dict:
+        """Statements asked for (immutable), and per-unit quantities of :meth:`apply`."""
+        return {}
+
+    @functools.cached_property
+    def _scalar(self) -> tuple:
+        """For :meth:`apply` on one exact integer: (u/G as a numerator and a denominator, G as a float, the name
+        observed, the name of the draw, the sampler of one draw, t's or σ²'s numerator and denominator)."""
+        from .exact import one_draw
+
+        ratio = self.unit / self.grid
+        return (
+            ratio.numerator,
+            ratio.denominator,
+            float(self.grid),
+            _grid_name(self.grid),
+            f"discrete {self.kind} noise",
+            functools.partial(one_draw, self.kind),
+            self.scale.numerator,
+            self.scale.denominator,
+        )
+
     def apply(self, statistic: Statistic, rng: np.random.Generator) -> np.ndarray:
         """Round the statistic to the grid (exactly), add exact integer noise, scale back.
 
         The instrumentation point of :mod:`dpstats._trace`: the integer statistic on the grid moves by at most the
         event's integer sensitivity between neighbours (L1 for Laplace, L2 for Gaussian noise)."""
+        if type(statistic.values) is int and isinstance(statistic.unit, Fraction) and isinstance(self.unit, Fraction):
+            return self._apply_scalar(statistic, rng)
         from .exact import discrete_gaussian, discrete_laplace
 
         rounded = self._rounded(statistic)
@@ -171,6 +206,18 @@ class _GridNoise(Noise):
             return integers_times_grid(_add(rounded, noise), self.grid)
 
         return draw(f"discrete {self.kind} noise", rng, sample)
+
+    def _apply_scalar(self, statistic: Statistic, rng: np.random.Generator) -> np.float64:
+        """:meth:`apply` on one exact integer (a Python int): the same rounding, observation, draw and value, in
+        Python ints, with the per-unit quantities computed once (``_scalar``)."""
+        if statistic.unit != self.unit:
+            raise ParameterError(f"statistic unit {statistic.unit} differs from the calibrated unit {self.unit}")
+        numerator, denominator, grid, observed, drawn, sampler, t, s = self._scalar
+        rounded = _round_exact(statistic.values, numerator, denominator)
+        if active() is not None:  # the sensitivity checker records the statistic as the arrays' path gives it
+            norm = "l1" if self.kind == "laplace" else "l2"
+            observe(observed, _compact(np.array(rounded, object)), sensitivity=self.event.sensitivity, norm=norm)
+        return draw(drawn, rng, lambda: np.float64(float(rounded + sampler(t, s, rng)) * grid))
 
     def _rounded(self, statistic: Statistic):
         if not _same_unit(statistic.unit, self.unit):
