@@ -22,6 +22,7 @@ implementation (:mod:`~dpstats._engine.dask_engine` is the other; CONTRIBUTING.m
 ``map_row_blocks``        a row-wise map, blockwise
 ``signed_labels``         labels mapped to ±1 (NaN for any other label)
 ``bound_rows``            at most ``max_rows`` rows of each privacy unit, chosen by a random key
+``unit_sums``             bounding, the check of every record and the exact sums of the kept ones, in one pass
 ``key_table``             exact per-key statistics of a group-by, after bounding keys and rows per unit
 ========================  ===================================================================================
 
@@ -46,6 +47,7 @@ from .._kernels.gram import GridGram, gram_reduction, grid_gram_slack
 from .._kernels.groups import GroupSpec, KeyTable
 from .._kernels.reduce import DyadicSum, Part
 from .._kernels.rows import row_norm_violations
+from .._kernels.units import IdSummary, id_target
 from .._validation import check_columns
 from ..exceptions import ParameterError
 from . import numpy_engine
@@ -62,6 +64,7 @@ __all__ = [
     "bound_matrix",
     "bound_rows",
     "bounded_sums",
+    "bounded_unit_sums",
     "check_row_norms",
     "engine_of",
     "float_gram",
@@ -148,6 +151,28 @@ def bounded_sums(
     grid = FixedPoint.of(lower, upper, squares)
     found = engine_of(x).fixed_point_sums(x, grid, axis=axis, clip=clip)
     return grid.result(found, () if axis is None else lower.shape, name)
+
+
+def bounded_unit_sums(
+    records, lower: np.ndarray, upper: np.ndarray, units: Units, rng, *, clip: bool, squares: bool, name: str = "x"
+) -> tuple[BoundedSums, Bounded]:
+    """Check every record against [lower, upper], keep at most ``units.max_rows`` of each unit and sum the kept
+    ones exactly: ``(the sums, the units)``, in one pass over the data.
+
+    ``records`` has one record per row (its first axis), ``units`` are aligned with them. The kept records are
+    :func:`bound_rows`' (the key is drawn from ``rng`` the same way, so the same seed keeps the same rows); every
+    record, kept or not, is checked, and what is found raises as :func:`bounded_sums` of all records would (missing
+    identifiers first), before anything is charged. The result's ``Bounded`` holds no rows: only the number of
+    units N and ``max_rows``. On Dask the whole of it is one shuffle by unit (:func:`dpstats._engine.dask_engine.
+    unit_sums`).
+    """
+    grid = FixedPoint.of(lower, upper, squares)
+    check = FixedPoint.of(lower, upper, False) if squares else grid
+    key = int(rng.integers(0, 2**63))
+    found = engine_of(records, units.ids).unit_sums(records, units, key, grid, check, clip)
+    if found.missing:
+        id_target(IdSummary(missing=found.missing))  # raises, as for identifiers checked before the pass
+    return grid.result(found.checked, lower.shape, name), Bounded((), found.units, units.max_rows)
 
 
 def bin_counts(x, bins: int, lower: float, upper: float, *, clip: bool, name: str = "x") -> np.ndarray:

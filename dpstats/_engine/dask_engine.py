@@ -33,7 +33,17 @@ from .._kernels import groups
 from .._kernels.fixed_point import BinCounts, ChunkSums, FixedPoint, chunk_bin_counts
 from .._kernels.reduce import Part, chunk_part, merge_parts
 from .._kernels.rows import scaled_rows
-from .._kernels.units import IdSummary, canonical_ids, convert_ids, describe_ids, id_target, row_hashes, select_rows
+from .._kernels.units import (
+    IdSummary,
+    UnitSums,
+    canonical_ids,
+    convert_ids,
+    describe_ids,
+    id_target,
+    row_hashes,
+    select_rows,
+    unit_chunk_sums,
+)
 from .._validation import check_numeric_dtype
 from ..exceptions import DataValidationError
 from . import numpy_engine
@@ -56,6 +66,7 @@ __all__ = [
     "row_product",
     "signed_labels",
     "sketch",
+    "unit_sums",
 ]
 
 #: Results as large as the data (a low-rank approximation, predictions) stay lazy, in the data's row chunks.
@@ -63,6 +74,8 @@ LAZY = True
 
 #: Shares combined per task of the reduction tree.
 SPLIT_EVERY = 8
+#: Partitions of a shuffle by unit per input chunk (more make each partition's task smaller, and the shuffle slower).
+SHUFFLE_SPLIT = 1
 #: Chunk size the ERM solver rechunks its persisted data to (whole blocks of rows).
 ERM_CHUNK_BYTES = 64 * 2**20
 
@@ -258,6 +271,43 @@ def _bound_partition(frame, key: int, max_rows: int, widths: tuple, canonical: b
     if canonical:
         rows = rows[np.argsort(row_hashes(tuple(a[rows] for a in arrays), key), kind="stable")]
     return frame.iloc[rows]
+
+
+def unit_sums(records, units: Units, key: int, grid: FixedPoint, check: FixedPoint, clip: bool) -> UnitSums:
+    """Contribution bounding, the check of every record and the exact sums of the kept records, in one shuffle.
+
+    The identifiers and the records (flattened to one row each) become one dask DataFrame, shuffled by unit (every
+    unit's rows meet in one partition; nothing is gathered on the client). Each partition of the shuffle is one
+    task, :func:`dpstats._kernels.units.unit_chunk_sums`: it checks every record it holds against the bounds (kept or
+    not: each record is in exactly one partition, so every record is checked once), keeps the rows of
+    :func:`~dpstats._kernels.units.select_rows` (the in-memory engine's rows for the same key: their priorities
+    are the rows' own), sums them exactly, and counts its units (all rows of a unit are in its partition, so the
+    counts add up to the number of units) and its missing identifiers. The results are added by a tree of tasks:
+    one compute, and only a few integers reach the client. So the data are read once, by the shuffle; there is
+    no pass of the check, the unit count or the identifiers of their own (identifiers whose dtype does not decide
+    their kind are described first, :func:`dpstats._engine.units.canonical_units`)."""
+    import dask.dataframe as dd
+
+    ids = units.ids if isinstance(units.ids, da.Array) else da.from_array(np.asarray(units.ids))
+    records, ids = _aligned((records, ids))
+    width = int(np.prod(records.shape[1:], dtype=np.int64))
+    flat = records.reshape(records.shape[0], width) if records.ndim != 2 else records
+    frame = dd.concat(
+        [dd.from_dask_array(ids, columns=["unit"]), dd.from_dask_array(flat, columns=[f"v{j}" for j in range(width)])],
+        axis=1,
+    )
+    task = functools.partial(_partition_sums, max_rows=units.max_rows, key=key, grid=grid, check=check, clip=clip)
+    shuffled = frame.shuffle(on="unit", npartitions=SHUFFLE_SPLIT * frame.npartitions)
+    shares = [dask.delayed(task, pure=False)(part) for part in shuffled.to_delayed()]
+    return _tree(shares, _sum_all)
+
+
+def _partition_sums(frame, max_rows: int, key: int, grid: FixedPoint, check: FixedPoint, clip: bool) -> UnitSums:
+    """:func:`dpstats._kernels.units.unit_chunk_sums` of one partition of the shuffle by unit."""
+    ids = frame["unit"].to_numpy()
+    if ids.dtype.kind not in "iuf":  # labels (Python strings after canonical_units): as NumPy strings
+        ids = canonical_ids(ids)
+    return unit_chunk_sums(ids, frame.iloc[:, 1:].to_numpy(dtype=np.float64), max_rows, key, grid, check, clip)
 
 
 def bounded_row_count(units: Units) -> tuple[int, int]:

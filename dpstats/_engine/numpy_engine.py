@@ -18,7 +18,7 @@ from .._kernels.blocks import single_threaded_blas
 from .._kernels.fixed_point import BinCounts, ChunkSums, FixedPoint, chunk_bin_counts
 from .._kernels.reduce import Part, chunk_part, merge_parts
 from .._kernels.rows import check_row_norms as _check_rows
-from .._kernels.units import row_hashes, select_rows
+from .._kernels.units import UnitSums, row_hashes, select_rows, unit_chunk_sums
 from .._validation import check_array
 from .units import Bounded, Units
 
@@ -39,6 +39,7 @@ __all__ = [
     "row_product",
     "signed_labels",
     "sketch",
+    "unit_sums",
 ]
 
 #: Results as large as the data are computed at once (NumPy), not kept lazy.
@@ -116,6 +117,13 @@ def bound_rows(arrays: tuple, units: Units, key: int, canonical: bool = False) -
     if canonical:
         rows = rows[np.argsort(row_hashes(tuple(np.asarray(a)[rows] for a in arrays), key), kind="stable")]
     return Bounded(tuple(np.asarray(a)[rows] for a in arrays), count, units.max_rows)
+
+
+def unit_sums(records, units: Units, key: int, grid: FixedPoint, check: FixedPoint, clip: bool) -> UnitSums:
+    """Contribution bounding, the check of every record and the exact sums of the kept ones
+    (:func:`dpstats._kernels.units.unit_chunk_sums`), in memory: one block."""
+    records = np.asarray(records)
+    return unit_chunk_sums(units.ids, records.reshape(len(records), -1), units.max_rows, key, grid, check, clip)
 
 
 def bounded_row_count(units: Units) -> tuple[int, int]:
