@@ -103,6 +103,68 @@ def test_dataframes_give_the_same_release():
         dps.mean(dd.from_pandas(pd.DataFrame({"s": ["a", "b"]}), npartitions=1)["s"], 1.0, bounds=(0, 1))
 
 
+PEOPLE = pd.DataFrame(
+    {
+        "person": RNG.integers(0, 400, 3_000),
+        "age": RNG.integers(18, 90, 3_000).astype(float),
+        "income": RNG.uniform(0, 1_000, 3_000),
+        "city": RNG.choice(["lyon", "nice", "metz"], 3_000),
+    }
+)
+AGES = {"age": (0, 100)}
+PEOPLE_BOUNDS = {**AGES, "income": (0, 1_000)}
+TABLE_CALLS = {
+    # the calls a pandas user writes, with column names for privacy_unit and by, and bounds per column
+    "mean, dict bounds": lambda t: dps.mean(t[["age", "income"]], 1.0, bounds=PEOPLE_BOUNDS, rng=1),
+    "mean, DataFrame without axis": lambda t: dps.mean(t[["age", "income"]], 1.0, bounds=(0, 1_000), rng=1),
+    "variance, dict bounds": lambda t: dps.variance(t[["age"]], 1.0, bounds=AGES, clip=True, rng=1),
+    "sum, dict bounds and weights": lambda t: dps.sum(
+        t[["age", "income"]], 1.0, bounds=PEOPLE_BOUNDS, weights={"age": 1, "income": 2}, rng=1
+    ),
+    "mean, unit column": lambda t: dps.mean(
+        t[["person", "age", "income"]], 1.0, bounds=PEOPLE_BOUNDS, privacy_unit="person", max_rows=3, rng=1
+    ),
+    "variance, unit column": lambda t: dps.variance(
+        t[["person", "age"]], 1.0, 1e-6, bounds=AGES, privacy_unit="person", max_rows=3, rng=1
+    ),
+    "sum, unit Series": lambda t: dps.sum(t["age"], 1.0, bounds=(0, 100), privacy_unit=t["person"], max_rows=3, rng=1),
+    "count, unit column": lambda t: dps.count(t[["person", "age"]], 1.0, privacy_unit="person", max_rows=3, rng=1),
+    "mean by column": lambda t: dps.mean(
+        t[["city", "age"]], 1.0, bounds=AGES, by="city", categories=["lyon", "nice", "metz"], rng=1
+    ),
+    "mean by column, unit column": lambda t: dps.mean(
+        t[["city", "person", "age"]], 1.0, 1e-6, bounds=AGES, by="city", privacy_unit="person", max_rows=3, rng=1
+    ),
+    "histogram, unit column": lambda t: dps.histogram(
+        t[["person", "age"]], 1.0, bins=5, range=(0, 100), privacy_unit="person", max_rows=3, rng=1
+    )[0],
+    "pca_ag, named": lambda t: dps.pca_ag(t[["age", "income"]] / 1_500, 1.0, 1e-6, rng=1),
+}
+
+
+@pytest.mark.parametrize("name", TABLE_CALLS)
+def test_a_dask_dataframe_is_a_table_like_pandas(name):
+    """Issue 40.3 and 39.6: column names, dict bounds and named results on a dask DataFrame as on pandas, the same
+    release for the same seed (ungrouped calls used to fail with "pass axis" or refuse the dict bounds)."""
+    call = TABLE_CALLS[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dps.MixedScalesWarning)
+        expected = call(PEOPLE)
+        released = call(dd.from_pandas(PEOPLE, npartitions=7))
+    assert type(released) is type(expected)
+    if isinstance(expected, pd.Series | pd.DataFrame):
+        pd.testing.assert_index_equal(released.index, expected.index)
+    np.testing.assert_array_equal(np.asarray(released), np.asarray(expected))
+
+
+def test_a_dask_table_with_a_string_column_is_refused_like_pandas():
+    people = dd.from_pandas(PEOPLE, npartitions=3)
+    with pytest.raises(dps.DataValidationError, match=r"non-numeric column\(s\) 'city'"):
+        dps.mean(people[["age", "city"]], 1.0, bounds=(0, 100))
+    with pytest.raises(dps.ParameterError, match=r"missing \['income'\]"):
+        dps.mean(people[["age", "income"]], 1.0, bounds=AGES)
+
+
 ESTIMATORS = {
     "DPPCA ag": (lambda: DPPCA(2, random_state=5), ["components_"]),
     "DPPCA ppm": (lambda: DPPCA(2, mechanism="ppm", random_state=5), ["components_"]),
