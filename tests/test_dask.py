@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tracemalloc
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -75,6 +76,32 @@ def _parts(result) -> tuple:
     if hasattr(result, "C_hat"):
         return result.U, result.V, result.correlations, result.C_hat
     return (result,)
+
+
+@pytest.mark.parametrize("rows", [1, 250, 1_777, 20_000])
+def test_the_exact_gram_is_the_same_at_any_chunking_and_reads_each_chunk_once(rows):
+    """Issue 40.3: the exact Gram sums follow the chunks (one task per chunk, no row copied to meet a neighbour's
+    block) and give NumPy's matrix, bit for bit, whatever the chunk sizes (here one row per chunk, or chunks that
+    cut every float block)."""
+    import dask
+
+    from dpstats._engine import grid_gram
+
+    data = X[:2_000] if rows == 1 else X
+    reads = {}
+
+    def block(block_id=None):
+        reads[block_id[0]] = reads.get(block_id[0], 0) + 1
+        return data[block_id[0] * rows : (block_id[0] + 1) * rows]
+
+    sizes = tuple(min(rows, len(data) - start) for start in range(0, len(data), rows))
+    counted = da.map_blocks(block, chunks=(sizes, (D,)), dtype=float, meta=np.empty((0, D)))
+    grid = Fraction(1, 2**30)
+    with dask.config.set(scheduler="sync"):
+        lazy_gram = grid_gram(counted, grid)
+    np.testing.assert_array_equal(lazy_gram.values, grid_gram(data, grid).values)
+    assert set(reads.values()) == {1} and len(reads) == len(sizes)
+    np.testing.assert_array_equal(dps.pca_ag(lazy(data, rows), 1.0, 1e-6, rng=3), dps.pca_ag(data, 1.0, 1e-6, rng=3))
 
 
 def test_low_rank_same_release_streamed_and_lazy_output():

@@ -66,6 +66,7 @@ __all__ = [
     "row_product",
     "signed_labels",
     "sketch",
+    "sum_chunks",
     "unit_sums",
 ]
 
@@ -182,6 +183,12 @@ def reduce_rows(arrays: tuple, rows: int, leaf, new_sum, check=None, *, parallel
     n = arrays[0].shape[0]
     task = functools.partial(_chunk_part, n=n, rows=rows, leaf=leaf, new_sum=new_sum, check=check)
     return _tree(_shares(task, *arrays, starts=True), functools.partial(_merge_all, n=n, rows=rows, leaf=leaf))
+
+
+def sum_chunks(arrays: tuple, share, *, parallel: bool = False):
+    """``share`` of every row chunk of the row-aligned dask ``arrays``, as they come (one task per chunk: no row
+    moves), added by a tree of tasks with ``+``; one compute."""
+    return _tree(_shares(share, *_aligned(arrays)), _sum_all)
 
 
 def _chunk_part(start: int, *arrays, n: int, rows: int, leaf, new_sum, check) -> Part:

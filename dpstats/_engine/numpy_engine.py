@@ -8,6 +8,8 @@ same as the Dask engine's.
 
 from __future__ import annotations
 
+import functools
+import operator
 import os
 from collections.abc import Callable
 
@@ -39,6 +41,7 @@ __all__ = [
     "row_product",
     "signed_labels",
     "sketch",
+    "sum_chunks",
     "unit_sums",
 ]
 
@@ -90,6 +93,21 @@ def reduce_rows(
     for part in found[1:]:
         total = merge_parts(total, part, n, rows, leaf)
     return total
+
+
+def sum_chunks(arrays: tuple, share: Callable, *, parallel: bool = False):
+    """``share`` of one contiguous run of rows per core (each in its own thread, with a single-threaded BLAS),
+    added in order; one run without ``parallel``."""
+    n = len(arrays[0])
+    parts = max(1, min(_cores() if parallel else 1, n))
+    if parts == 1:
+        return share(*arrays)
+    from concurrent.futures import ThreadPoolExecutor
+
+    edges = [n * i // parts for i in range(parts + 1)]
+    with single_threaded_blas(), ThreadPoolExecutor(parts) as pool:
+        found = list(pool.map(lambda a, b: share(*(x[a:b] for x in arrays)), edges[:-1], edges[1:]))
+    return functools.reduce(operator.add, found)
 
 
 def _cores() -> int:
