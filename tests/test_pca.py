@@ -110,6 +110,25 @@ def test_second_moment_in_parallel_parts_is_exact_and_checks_every_part(monkeypa
         grid_gram(X, grid)
 
 
+def test_exact_gram_sums_beyond_int64_are_rounded_exactly():
+    """Sums of more than about 2^20 rows leave int64 (Python integers): rounded half up to the grid exactly, and
+    back in int64 when they fit."""
+    from dpstats._kernels.gram import ExactGram, GramShare
+    from dpstats._kernels.reduce import ExactSum
+
+    plan = ExactGram.of(2)
+    total = ExactSum((2, 2), 2.0**62)
+    big = np.array([[2**62 - 1, -(2**61) - 12345], [-(2**61) - 12345, 2**62 - 1]], dtype=np.int64)
+    for _ in range(5):
+        total.add(big)
+    assert total.total().dtype == object
+    grid = plan.unit * 2**20
+    gram = plan.on_grid(GramShare(total), grid)
+    exact = [[5 * int(v) for v in row] for row in big]
+    expected = [[(v + 2**19) // 2**20 for v in row] for row in exact]
+    assert gram.values.dtype == np.int64 and gram.values.tolist() == expected and gram.slack == 1.0
+
+
 @pytest.mark.parametrize("d", [1, 2, 3, 12, 100, 784])
 def test_rows_rounded_for_the_exact_gram_keep_the_norm_bound(d):
     """The exact Gram sums round every entry to h = 2^-b after a shrink by ⌈√d⌉h: the rounded rows of the

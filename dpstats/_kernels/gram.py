@@ -144,9 +144,10 @@ class ExactGram:
         if shift.denominator != 1:  # the grid is finer than h²: exact
             return GridGram(values.astype(object) * shift.denominator, Fraction(grid), 0.0)
         bits = shift.numerator.bit_length() - 1
-        if values.dtype == object:
-            rounded = np.array([(int(v) + (1 << bits >> 1)) >> bits for v in values.ravel()], dtype=object)
-            rounded = rounded.reshape(values.shape)
+        if values.dtype == object:  # sums beyond int64 (n > 2^20 rows or so): Python integers, then int64 if they fit
+            rounded = [(int(v) + (1 << bits >> 1)) >> bits for v in values.ravel()]
+            fits = all(abs(v) < 2**62 for v in rounded)
+            rounded = np.array(rounded, dtype=np.int64 if fits else object).reshape(values.shape)
         else:
             rounded = (values + np.int64(1 << bits >> 1)) >> np.int64(bits)
         return GridGram(rounded, Fraction(grid), grid_gram_slack(0, self.d, grid))
