@@ -75,8 +75,6 @@ LAZY = True
 
 #: Shares combined per task of the reduction tree.
 SPLIT_EVERY = 8
-#: Partitions of a shuffle by unit per input chunk (more make each partition's task smaller, and the shuffle slower).
-SHUFFLE_SPLIT = 1
 #: Chunk size the ERM solver rechunks its persisted data to (whole blocks of rows).
 ERM_CHUNK_BYTES = 64 * 2**20
 
@@ -303,18 +301,43 @@ def unit_sums(records, units: Units, key: int, grid: FixedPoint, check: FixedPoi
         [dd.from_dask_array(ids, columns=["unit"]), dd.from_dask_array(flat, columns=[f"v{j}" for j in range(width)])],
         axis=1,
     )
-    task = functools.partial(_partition_sums, max_rows=units.max_rows, key=key, grid=grid, check=check, clip=clip)
-    shuffled = frame.shuffle(on="unit", npartitions=SHUFFLE_SPLIT * frame.npartitions)
-    shares = [dask.delayed(task, pure=False)(part) for part in shuffled.to_delayed()]
-    return _tree(shares, _sum_all)
+    shuffled = frame.shuffle(on="unit")  # as many partitions as chunks (4x as many: no less memory, 20 % slower)
+    # a map of the partitions (fused with the shuffle's output: each partition is bounded and summed where it is
+    # unpacked, and only its result is kept); the results, one object each, added by a tree of tasks
+    shares = shuffled.map_partitions(
+        _partition_sums,
+        max_rows=units.max_rows,
+        key=key,
+        grid=grid,
+        check=check,
+        clip=clip,
+        meta=_share_meta(),
+        enforce_metadata=False,
+    )
+    return _tree([dask.delayed(_share_of)(part) for part in shares.to_delayed()], _sum_all)
 
 
-def _partition_sums(frame, max_rows: int, key: int, grid: FixedPoint, check: FixedPoint, clip: bool) -> UnitSums:
-    """:func:`dpstats._kernels.units.unit_chunk_sums` of one partition of the shuffle by unit."""
+def _share_meta():
+    import pandas as pd
+
+    return pd.Series([], dtype=object)
+
+
+def _share_of(series) -> UnitSums:
+    return series.iloc[0]
+
+
+def _partition_sums(frame, max_rows: int, key: int, grid: FixedPoint, check: FixedPoint, clip: bool):
+    """:func:`dpstats._kernels.units.unit_chunk_sums` of one partition of the shuffle by unit (as a one-element
+    Series, the form a map of partitions returns)."""
+    import pandas as pd
+
     ids = frame["unit"].to_numpy()
     if ids.dtype.kind not in "iuf":  # labels (Python strings after canonical_units): as NumPy strings
         ids = canonical_ids(ids)
-    return unit_chunk_sums(ids, frame.iloc[:, 1:].to_numpy(dtype=np.float64), max_rows, key, grid, check, clip)
+    values = frame.iloc[:, 1:].to_numpy(dtype=np.float64)
+    found = unit_chunk_sums(ids, values, max_rows, key, grid, check, clip)
+    return pd.Series([found], dtype=object)
 
 
 def bounded_row_count(units: Units) -> tuple[int, int]:
