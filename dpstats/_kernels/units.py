@@ -489,7 +489,15 @@ def unit_chunk_sums(
     missing = int(np.count_nonzero(np.isnan(ids))) if ids.dtype.kind == "f" else 0
     if missing:
         none = records[:0]
-        return UnitSums(grid.chunk_sums(none, clip), check.chunk_sums(none, clip), 0, missing)
+        return UnitSums(_sums(grid, none, clip), _sums(check, none, clip), 0, missing)
     keep, units = select_rows(ids, (records,), max_rows, key)
-    kept = grid.chunk_sums(records.compress(keep, axis=0), clip)  # (compress: a tenth of a boolean index's time)
-    return UnitSums(kept, check.chunk_sums(records.compress(~keep, axis=0), clip), units)
+    kept = _sums(grid, records.compress(keep, axis=0), clip)  # (compress: a tenth of a boolean index's time)
+    return UnitSums(kept, _sums(check, records.compress(~keep, axis=0), clip), units)
+
+
+def _sums(grid: FixedPoint, records: np.ndarray, clip: bool) -> ChunkSums:
+    """``grid.chunk_sums(records, clip)``, and zero sums for no records (a partition whose units keep every row)."""
+    if len(records):
+        return grid.chunk_sums(records, clip)
+    zeros = np.zeros(records.shape[1], dtype=object)
+    return ChunkSums(0, zeros, (zeros, zeros, zeros) if grid.squares else None)
