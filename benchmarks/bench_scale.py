@@ -8,6 +8,13 @@
 * Scaling from 1 to 2 workers, and the cost per row as n grows 1e6 -> 1e8 (flat).
 * DP logistic regression at n = 1e6 on the cluster (data persisted) against NumPy in memory: time, and whether
   the weights are identical for the same seed.
+* ``pca_ag`` at chunks that are not multiples of anything (2e5 x 100 in chunks of 20,000 rows, local threads)
+  against dask's ``(X.T @ X).compute()`` (issue 40, target <= 1.2x; BLAS single-threaded in both, as dask advises
+  for its threads: spin-waiting BLAS threads on a loaded machine slow both by tens of times).
+* People past one machine (issue 40, item 6): a unit-level ``mean`` (10 rows per person on average, ``max_rows`` =
+  5) of 1e6, 1e7 and 1e8 lazily generated rows with 1e5, 1e6 and 1e7 people, in chunks of 2^20 rows (96 chunks at
+  1e8), shuffled by person on the cluster: the cost per row and the peak memory per worker as the data grow (flat
+  is the target; the user guide's "Past one machine" page extrapolates from them).
 
 Needs the ``dask`` extra (``make bench`` installs it); skipped without it.
 """
@@ -26,6 +33,7 @@ from ._harness import Results, interleaved_medians
 THROUGHPUT_TARGET = 0.9
 CHUNKS_TARGET = 4.0
 FLAT_TARGET = 1.25  # per-row cost at the largest n / at the smallest
+CHUNKING_TARGET = 1.2  # pca_ag at awkward chunks / dask's X.T @ X
 
 
 @dataclass(frozen=True)
@@ -38,6 +46,9 @@ class Config:
     memory_limit: int  # bytes per worker
     n_erm: int
     d_erm: int
+    n_chunked: int  # rows of the pca_ag-at-any-chunking case (100 columns, chunks of n_chunked / 10 rows)
+    people: tuple  # rows of the people-past-one-machine runs (10 per person)
+    people_chunk: int  # rows per chunk there
 
 
 FULL = Config(
@@ -49,6 +60,9 @@ FULL = Config(
     memory_limit=2**30,
     n_erm=1_000_000,
     d_erm=10,
+    n_chunked=200_000,
+    people=(1_000_000, 10_000_000, 100_000_000),
+    people_chunk=2**20,
 )
 TINY = Config(
     d=32,
@@ -59,6 +73,9 @@ TINY = Config(
     memory_limit=512 * 2**20,
     n_erm=20_000,
     d_erm=10,
+    n_chunked=20_000,
+    people=(20_000, 200_000),
+    people_chunk=2**14,
 )
 
 
@@ -70,10 +87,12 @@ def run(results: Results, *, tiny: bool, repeats: int) -> None:
         return
     cfg = TINY if tiny else FULL
     repeats = min(repeats, 3)
+    _any_chunking(results, cfg, repeats)
     with _cluster(distributed, 2, cfg) as client:
         _throughput(results, client, cfg, repeats)
         _per_row(results, cfg)
         _logistic_regression(results, cfg)
+        _people(results, client, cfg)
     n = cfg.n_grid[-2]
     with _cluster(distributed, 1, cfg):
         one = _time_pca_ag(cfg, n)
@@ -240,4 +259,74 @@ def _logistic_regression(results: Results, cfg: Config) -> None:
         "yes",
         "met" if same else "MISSED",
         f"max |difference| {np.abs(weights['dask'] - weights['memory']).max():.3g}",
+    )
+
+
+def _any_chunking(results: Results, cfg: Config, repeats: int) -> None:
+    """pca_ag on chunks of n/10 rows (which no public block size divides) against dask's own X.T @ X, on local
+    threads (no cluster), the data in memory, BLAS on one thread in each of dask's threads."""
+    import dask.array as da
+    from threadpoolctl import threadpool_limits
+
+    n, d = cfg.n_chunked, 100
+    rows = np.random.default_rng(3).uniform(-1.0, 1.0, (n, d))
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    X = da.from_array(rows, chunks=(n // 10, d))
+    with threadpool_limits(1, "blas"):
+        t = interleaved_medians(
+            {"ours": lambda: dps.pca_ag(X, 1.0, 1e-6, rng=0), "floor": lambda: (X.T @ X).compute()},
+            repeats=max(repeats, 5),
+        )
+    ratio = t["ours"] / t["floor"]
+    results.add(
+        "scale",
+        f"pca_ag n={n:.0e} d={d}, chunks of {n // 10} rows, local threads",
+        "time / dask X.T @ X",
+        ratio,
+        f"<= {CHUNKING_TARGET}",
+        "met" if ratio <= CHUNKING_TARGET else "MISSED",
+        f"dpstats {t['ours'] * 1e3:.0f} ms, dask {t['floor'] * 1e3:.0f} ms; single-threaded BLAS",
+    )
+
+
+def _people(results: Results, client, cfg: Config) -> None:
+    """The unit-level mean of more and more people on the cluster: cost per row and peak memory per worker."""
+    from distributed.diagnostics import MemorySampler
+
+    from .bench_units import _idle_memory, _lazy_people
+
+    x, ids = _lazy_people(20_000, 2_000, 5_000)
+    dps.mean(x, 1.0, bounds=(0, 1), privacy_unit=ids, max_rows=5, rng=0)  # the workers import dpstats first
+    chunk_bytes, costs, peaks = cfg.people_chunk * 8, {}, {}
+    sampler = MemorySampler()
+    for n in cfg.people:
+        x, ids = _lazy_people(n, n // 10, cfg.people_chunk)
+        idle = _idle_memory(client)
+        start = time.perf_counter()
+        with sampler.sample(str(n), measure="process", interval=0.1):
+            dps.mean(x, 1.0, bounds=(0, 1), privacy_unit=ids, max_rows=5, rng=0)
+        seconds = time.perf_counter() - start
+        costs[n] = seconds / n
+        peaks[n] = (float(sampler.to_pandas()[str(n)].max()) - idle) / 2
+        case = f"unit-level mean, {n:.0e} rows of {n // 10:.0e} people, {x.numblocks[0]} chunks, 2 workers"
+        results.add("scale", case, "ns per row", costs[n] * 1e9, "flat", note=f"{seconds:.1f} s")
+        results.add(
+            "scale",
+            case,
+            "peak memory per worker (MiB)",
+            peaks[n] / 2**20,
+            "flat",
+            note=f"{peaks[n] / chunk_bytes:.1f} chunks of {chunk_bytes / 2**20:g} MiB above idle; "
+            f"data {(x.nbytes + ids.nbytes) / 2**20:.0f} MiB, workers {cfg.memory_limit / 2**20:.0f} MiB each",
+        )
+    low, high = cfg.people[0], cfg.people[-1]
+    ratio = costs[high] / costs[low]
+    results.add(
+        "scale",
+        f"unit-level mean per-row cost n={high:.0e} / n={low:.0e}",
+        "ratio",
+        ratio,
+        f"<= {FLAT_TARGET}",
+        "met" if ratio <= FLAT_TARGET else "MISSED",
+        f"peak memory per worker {peaks[low] / 2**20:.0f} -> {peaks[high] / 2**20:.0f} MiB",
     )

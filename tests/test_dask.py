@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tracemalloc
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -77,6 +78,32 @@ def _parts(result) -> tuple:
     return (result,)
 
 
+@pytest.mark.parametrize("rows", [1, 250, 1_777, 20_000])
+def test_the_exact_gram_is_the_same_at_any_chunking_and_reads_each_chunk_once(rows):
+    """Issue 40.3: the exact Gram sums follow the chunks (one task per chunk, no row copied to meet a neighbour's
+    block) and give NumPy's matrix, bit for bit, whatever the chunk sizes (here one row per chunk, or chunks that
+    cut every float block)."""
+    import dask
+
+    from dpstats._engine import grid_gram
+
+    data = X[:2_000] if rows == 1 else X
+    reads = {}
+
+    def block(block_id=None):
+        reads[block_id[0]] = reads.get(block_id[0], 0) + 1
+        return data[block_id[0] * rows : (block_id[0] + 1) * rows]
+
+    sizes = tuple(min(rows, len(data) - start) for start in range(0, len(data), rows))
+    counted = da.map_blocks(block, chunks=(sizes, (D,)), dtype=float, meta=np.empty((0, D)))
+    grid = Fraction(1, 2**30)
+    with dask.config.set(scheduler="sync"):
+        lazy_gram = grid_gram(counted, grid)
+    np.testing.assert_array_equal(lazy_gram.values, grid_gram(data, grid).values)
+    assert set(reads.values()) == {1} and len(reads) == len(sizes)
+    np.testing.assert_array_equal(dps.pca_ag(lazy(data, rows), 1.0, 1e-6, rng=3), dps.pca_ag(data, 1.0, 1e-6, rng=3))
+
+
 def test_low_rank_same_release_streamed_and_lazy_output():
     expected = dps.low_rank(A, 2, 1.0, 1e-6, bounds=(-1, 1), rng=4)
     released = dps.low_rank(lazy(A, 701), 2, 1.0, 1e-6, bounds=(-1, 1), rng=4)
@@ -101,6 +128,68 @@ def test_dataframes_give_the_same_release():
     )
     with pytest.raises(dps.DataValidationError, match="numeric"):
         dps.mean(dd.from_pandas(pd.DataFrame({"s": ["a", "b"]}), npartitions=1)["s"], 1.0, bounds=(0, 1))
+
+
+PEOPLE = pd.DataFrame(
+    {
+        "person": RNG.integers(0, 400, 3_000),
+        "age": RNG.integers(18, 90, 3_000).astype(float),
+        "income": RNG.uniform(0, 1_000, 3_000),
+        "city": RNG.choice(["lyon", "nice", "metz"], 3_000),
+    }
+)
+AGES = {"age": (0, 100)}
+PEOPLE_BOUNDS = {**AGES, "income": (0, 1_000)}
+TABLE_CALLS = {
+    # the calls a pandas user writes, with column names for privacy_unit and by, and bounds per column
+    "mean, dict bounds": lambda t: dps.mean(t[["age", "income"]], 1.0, bounds=PEOPLE_BOUNDS, rng=1),
+    "mean, DataFrame without axis": lambda t: dps.mean(t[["age", "income"]], 1.0, bounds=(0, 1_000), rng=1),
+    "variance, dict bounds": lambda t: dps.variance(t[["age"]], 1.0, bounds=AGES, clip=True, rng=1),
+    "sum, dict bounds and weights": lambda t: dps.sum(
+        t[["age", "income"]], 1.0, bounds=PEOPLE_BOUNDS, weights={"age": 1, "income": 2}, rng=1
+    ),
+    "mean, unit column": lambda t: dps.mean(
+        t[["person", "age", "income"]], 1.0, bounds=PEOPLE_BOUNDS, privacy_unit="person", max_rows=3, rng=1
+    ),
+    "variance, unit column": lambda t: dps.variance(
+        t[["person", "age"]], 1.0, 1e-6, bounds=AGES, privacy_unit="person", max_rows=3, rng=1
+    ),
+    "sum, unit Series": lambda t: dps.sum(t["age"], 1.0, bounds=(0, 100), privacy_unit=t["person"], max_rows=3, rng=1),
+    "count, unit column": lambda t: dps.count(t[["person", "age"]], 1.0, privacy_unit="person", max_rows=3, rng=1),
+    "mean by column": lambda t: dps.mean(
+        t[["city", "age"]], 1.0, bounds=AGES, by="city", categories=["lyon", "nice", "metz"], rng=1
+    ),
+    "mean by column, unit column": lambda t: dps.mean(
+        t[["city", "person", "age"]], 1.0, 1e-6, bounds=AGES, by="city", privacy_unit="person", max_rows=3, rng=1
+    ),
+    "histogram, unit column": lambda t: dps.histogram(
+        t[["person", "age"]], 1.0, bins=5, range=(0, 100), privacy_unit="person", max_rows=3, rng=1
+    )[0],
+    "pca_ag, named": lambda t: dps.pca_ag(t[["age", "income"]] / 1_500, 1.0, 1e-6, rng=1),
+}
+
+
+@pytest.mark.parametrize("name", TABLE_CALLS)
+def test_a_dask_dataframe_is_a_table_like_pandas(name):
+    """Issue 40.3 and 39.6: column names, dict bounds and named results on a dask DataFrame as on pandas, the same
+    release for the same seed (ungrouped calls used to fail with "pass axis" or refuse the dict bounds)."""
+    call = TABLE_CALLS[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dps.MixedScalesWarning)
+        expected = call(PEOPLE)
+        released = call(dd.from_pandas(PEOPLE, npartitions=7))
+    assert type(released) is type(expected)
+    if isinstance(expected, pd.Series | pd.DataFrame):
+        pd.testing.assert_index_equal(released.index, expected.index)
+    np.testing.assert_array_equal(np.asarray(released), np.asarray(expected))
+
+
+def test_a_dask_table_with_a_string_column_is_refused_like_pandas():
+    people = dd.from_pandas(PEOPLE, npartitions=3)
+    with pytest.raises(dps.DataValidationError, match=r"non-numeric column\(s\) 'city'"):
+        dps.mean(people[["age", "city"]], 1.0, bounds=(0, 100))
+    with pytest.raises(dps.ParameterError, match=r"missing \['income'\]"):
+        dps.mean(people[["age", "income"]], 1.0, bounds=AGES)
 
 
 ESTIMATORS = {

@@ -81,8 +81,10 @@ def test_second_moment_is_unnormalised_gram_matrix():
     ],
 )
 def test_second_moment_in_parallel_parts_is_exact_and_checks_every_part(monkeypatch, bad_row, value, error, match):
-    # Small blocks and three cores: X (4000 rows) spans 16 blocks of 256 rows, split into 3 threaded parts.
+    # Small blocks and three cores: X (4000 rows) spans 16 float blocks of 256 rows, split into 3 threaded parts;
+    # the exact grid sums are cut in three at other places.
     from dpstats._engine import grid_gram
+    from dpstats._kernels.gram import ExactGram
 
     monkeypatch.setattr(importlib.import_module("dpstats._kernels.gram"), "_GRAM_BLOCK_BYTES", 1)
     monkeypatch.setattr(importlib.import_module("dpstats._engine.numpy_engine"), "_cores", lambda: 3)
@@ -90,14 +92,71 @@ def test_second_moment_in_parallel_parts_is_exact_and_checks_every_part(monkeypa
     np.testing.assert_allclose(second_moment(X), X.T @ X, rtol=1e-12, atol=1e-12)
     grid = Fraction(1, 2**30)
     gram = grid_gram(X, grid)
-    assert gram.values.dtype == np.int64
-    # 16 blocks, each rounded to the grid: within 16 half-steps (plus float rounding) of the exact product
-    np.testing.assert_allclose(gram.values * float(grid), X.T @ X, rtol=0, atol=9 * float(grid))
+    assert gram.values.dtype == np.int64 and gram.slack == 1.0
+    # exactly Σ q qᵀ of the rows rounded to the plan's grid (Python integers, one block), rounded once, half up
+    plan = ExactGram.of(X.shape[1])
+    Q = np.rint(X * float(plan.multiplier)).astype(np.int64).astype(object)
+    shift = (grid / plan.unit).numerator.bit_length() - 1
+    np.testing.assert_array_equal(gram.values, (Q.T @ Q + (1 << shift >> 1)) // (1 << shift))
+    # within the shrink, the rounding of every value and the final rounding of the exact product
+    h, shrink = 2.0**-plan.bits, (2**plan.bits - plan.multiplier) * 2.0**-plan.bits
+    column = np.abs(X).sum(axis=0)
+    bound = 2 * shrink * (np.abs(X).T @ np.abs(X)) + h / 2 * (column[:, None] + column) + len(X) * h * h / 4
+    assert (np.abs(gram.values * float(grid) - X.T @ X) <= bound * (1 + 1e-9) + float(grid)).all()
     X[bad_row] = value
     with pytest.raises(error, match=match):
         second_moment(X)
     with pytest.raises(error, match=match):
         grid_gram(X, grid)
+
+
+def test_exact_gram_sums_beyond_int64_are_rounded_exactly():
+    """Sums of more than about 2^20 rows leave int64 (Python integers): rounded half up to the grid exactly, and
+    back in int64 when they fit."""
+    from dpstats._kernels.gram import ExactGram, GramShare
+    from dpstats._kernels.reduce import ExactSum
+
+    plan = ExactGram.of(2)
+    total = ExactSum((2, 2), 2.0**62)
+    big = np.array([[2**62 - 1, -(2**61) - 12345], [-(2**61) - 12345, 2**62 - 1]], dtype=np.int64)
+    for _ in range(5):
+        total.add(big)
+    assert total.total().dtype == object
+    grid = plan.unit * 2**20
+    gram = plan.on_grid(GramShare(total), grid)
+    exact = [[5 * int(v) for v in row] for row in big]
+    expected = [[(v + 2**19) // 2**20 for v in row] for row in exact]
+    assert gram.values.dtype == np.int64 and gram.values.tolist() == expected and gram.slack == 1.0
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 12, 100, 784])
+def test_rows_rounded_for_the_exact_gram_keep_the_norm_bound(d):
+    """The exact Gram sums round every entry to h = 2^-b after a shrink by ⌈√d⌉h: the rounded rows of the
+    largest rows that pass the check (computed ‖x‖² up to 1 + τ), with every entry rounding up (just above a
+    half-step), stay within the norm bound R the sensitivity uses. Rounding without the shrink exceeds it (d > 1)."""
+    from fractions import Fraction as F
+
+    from dpstats._kernels.gram import ExactGram, norm_bound_squared
+    from dpstats._kernels.rows import NORM_TOLERANCE
+
+    plan, rng = ExactGram.of(d), np.random.default_rng(d)
+    h, limit = F(1, 2**plan.bits), F(norm_bound_squared(d))
+    directions = [np.ones(d), *np.abs(rng.standard_normal((20, d))), *rng.standard_normal((20, d))]
+
+    def worst(multiplier: float) -> F:
+        largest = F(0)
+        for direction in directions:
+            x = direction * np.sqrt((1 + NORM_TOLERANCE) / np.einsum("i,i->", direction, direction))
+            x = np.sign(x) * (np.floor(np.abs(x) * multiplier) + 0.5000001) / multiplier  # each rounds up
+            while np.einsum("i,i->", x, x) > 1 + NORM_TOLERANCE:  # the check would refuse it
+                x = np.sign(x) * (np.abs(np.rint(x * multiplier)) - 2 + 0.5000001) / multiplier
+            q = np.rint(x * multiplier).astype(np.int64)
+            largest = max(largest, sum(F(int(v)) ** 2 for v in q) * h * h)
+        return largest
+
+    assert worst(float(plan.multiplier)) <= limit
+    if d > 1:  # the wrong variant, no shrink (one value on the grid cannot exceed 1: 1 is on it)
+        assert worst(2.0**plan.bits) > limit
 
 
 def test_ag_noise_is_symmetric_with_stated_scale():

@@ -207,22 +207,19 @@ def test_ppca_charges_the_floating_point_error_of_the_gram_matrix():
     assert score_sensitivity(n, d) >= norm_bound_squared(d) + 2 * d * float_gram_error(n, d)
 
 
-def test_gram_statistic_is_covered_whatever_the_row_order(monkeypatch):
-    """The per-block rounded Gram matrix depends on which rows share a block; the slack covers every order. Blocks of
-    the minimum 256 rows (79 here; at the default 16 MiB the 20,000 rows would make one block, which no order
-    changes)."""
+def test_gram_statistic_is_covered_whatever_the_row_order():
+    """The Gram matrix of the exact releases is an exact sum (issue 40): no row order, and no cut of the rows into
+    blocks, changes its integers; its slack is the one final rounding to the grid."""
     from fractions import Fraction
 
-    import dpstats._kernels.gram as gram_kernel
     from dpstats._engine import grid_gram
 
-    monkeypatch.setattr(gram_kernel, "_GRAM_BLOCK_BYTES", 1)
     X = RNG.standard_normal((20_000, 30))
     X /= np.linalg.norm(X, axis=1).max()
     grid = Fraction(1, 2**36)
     gram, shuffled = grid_gram(X, grid), grid_gram(X[RNG.permutation(len(X))], grid)
-    difference = np.abs(gram.values - shuffled.values).max()
-    assert 0 < difference <= gram.slack  # the order changes the integers, by less than what is charged
+    np.testing.assert_array_equal(gram.values, shuffled.values)
+    assert gram.slack == 1.0
 
 
 def test_accountant_gaussian_epsilon_never_below_the_exact_value():

@@ -316,6 +316,77 @@ def test_dask_bounds_units_on_the_cluster_and_gives_the_numpy_release():
         dps.mean(da.from_array(VALUES + 20, chunks=700), 1.0, bounds=(0, 10), privacy_unit=ids, max_rows=5, rng=4)
 
 
+def _counted(values, chunks, reads):
+    """``values`` as a dask array whose every chunk counts, in ``reads``, how often it is computed."""
+    import dask.array as da
+
+    def block(block_id=None):
+        reads[block_id[0]] = reads.get(block_id[0], 0) + 1
+        start = block_id[0] * chunks
+        return values[start : start + chunks]
+
+    sizes = tuple(min(chunks, len(values) - s) for s in range(0, len(values), chunks))
+    return da.map_blocks(block, chunks=(sizes,), dtype=values.dtype, meta=np.empty(0, values.dtype))
+
+
+@pytest.mark.parametrize("release", ["mean", "variance", "sum"])
+def test_dask_unit_level_moments_read_the_data_once(release):
+    """The record check, the bounding, the unit count and the sums in one shuffle: every chunk of the values and
+    of the identifiers is computed once, and the release is NumPy's bit for bit."""
+    import dask
+
+    call = getattr(dps, release)
+    reads_x, reads_ids = {}, {}
+    x, ids = _counted(VALUES, 700, reads_x), _counted(IDS, 700, reads_ids)
+    with dask.config.set(scheduler="sync"):
+        released = call(x, 1.0, 1e-6, bounds=(0, 10), privacy_unit=ids, max_rows=5, rng=4)
+    assert released == call(VALUES, 1.0, 1e-6, bounds=(0, 10), privacy_unit=IDS, max_rows=5, rng=4)
+    assert set(reads_x.values()) == {1} and len(reads_x) == 5
+    assert set(reads_ids.values()) == {1} and len(reads_ids) == 5
+
+
+@pytest.mark.parametrize("chunks", [700, 1_000])
+def test_dask_checks_every_record_kept_or_not_before_the_charge(chunks):
+    """Unit 0 keeps 5 of its 400 rows: out-of-bounds or NaN values in all of them (kept or not), or in rows of
+    other units in the last chunk, raise with the count over every row, and nothing is charged."""
+    import dask.array as da
+
+    ids = da.from_array(IDS, chunks=chunks)
+    for rows, value, error, match in (
+        (IDS == 0, 11.0, dps.OutOfBoundsError, "400 value"),
+        (np.arange(N_ROWS) >= N_ROWS - 3, -1.0, dps.OutOfBoundsError, "3 value"),
+        (IDS == 0, np.nan, DataValidationError, "400 NaN"),
+    ):
+        values = VALUES.copy()
+        values[rows] = value
+        for x, u in ((values, IDS), (da.from_array(values, chunks=chunks), ids)):
+            acc = dps.Accountant(100.0, 1e-3)
+            with pytest.raises(error, match=match):
+                dps.mean(x, 1.0, bounds=(0, 10), privacy_unit=u, max_rows=5, rng=0, accountant=acc)
+            assert acc.ledger == []
+    values = VALUES.copy()
+    values[IDS == 0] = 11.0
+    assert dps.mean(
+        da.from_array(values, chunks=chunks), 1.0, bounds=(0, 10), clip=True, privacy_unit=ids, max_rows=5, rng=0
+    ) == dps.mean(values, 1.0, bounds=(0, 10), clip=True, privacy_unit=IDS, max_rows=5, rng=0)
+
+
+def test_dask_unit_level_means_of_records_with_several_axes():
+    """Records of any shape (axis 0 of a 3-D array, or another axis) are flattened for the shuffle and bounded as
+    in memory."""
+    import dask.array as da
+
+    cube = RNG.uniform(0, 1, (N_ROWS, 2, 3))
+    lazy_cube = da.from_array(cube, chunks=(700, 1, 3))
+    for axis, data, lazy_data in ((0, cube, lazy_cube), (2, cube.transpose(1, 2, 0), lazy_cube.transpose(1, 2, 0))):
+        np.testing.assert_array_equal(
+            dps.mean(
+                lazy_data, 1.0, 1e-6, bounds=(0, 1), axis=axis, privacy_unit=da.from_array(IDS, 900), max_rows=3, rng=5
+            ),
+            dps.mean(data, 1.0, 1e-6, bounds=(0, 1), axis=axis, privacy_unit=IDS, max_rows=3, rng=5),
+        )
+
+
 # ----------------------------------------------------------------------------- identifiers: one rule, every engine
 
 

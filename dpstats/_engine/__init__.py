@@ -12,6 +12,7 @@ implementation (:mod:`~dpstats._engine.dask_engine` is the other; CONTRIBUTING.m
 ``as_array``              the data as the engine's float64 array, shape checked (contents are checked by the pass)
 ``check_row_norms``       rows with ‖x‖ <= R, checked now or in the statistic's pass; rescaled with ``clip``
 ``reduce_rows``           Σ over blocks of a public number of rows of ``leaf(block)``, with a check of every row
+``sum_chunks``            Σ of ``share(chunk)`` over any cut of the rows (shares that add up exactly)
 ``fixed_point_sums``      exact sums of bounded records on a public fixed-point grid
 ``bin_counts``            counts in public equal-width bins
 ``persist_rows``          X and y kept where the solver reads them many times (ERM)
@@ -22,6 +23,7 @@ implementation (:mod:`~dpstats._engine.dask_engine` is the other; CONTRIBUTING.m
 ``map_row_blocks``        a row-wise map, blockwise
 ``signed_labels``         labels mapped to ±1 (NaN for any other label)
 ``bound_rows``            at most ``max_rows`` rows of each privacy unit, chosen by a random key
+``unit_sums``             bounding, the check of every record and the exact sums of the kept ones, in one pass
 ``key_table``             exact per-key statistics of a group-by, after bounding keys and rows per unit
 ========================  ===================================================================================
 
@@ -43,10 +45,11 @@ import numpy as np
 
 from .._kernels.blocks import block_rows
 from .._kernels.fixed_point import BoundedSums, FixedPoint
-from .._kernels.gram import GridGram, gram_reduction, grid_gram_slack
+from .._kernels.gram import ExactGram, GridGram, gram_reduction
 from .._kernels.groups import GroupSpec, KeyTable
 from .._kernels.reduce import DyadicSum, Part
 from .._kernels.rows import row_norm_violations
+from .._kernels.units import IdSummary, id_target
 from .._validation import check_columns
 from ..exceptions import ParameterError
 from . import numpy_engine
@@ -63,6 +66,7 @@ __all__ = [
     "bound_matrix",
     "bound_rows",
     "bounded_sums",
+    "bounded_unit_sums",
     "check_row_norms",
     "engine_of",
     "float_gram",
@@ -71,6 +75,7 @@ __all__ = [
     "key_table",
     "read_matrix",
     "reduce_rows",
+    "sum_chunks",
     "take_units",
     "validate_rows",
 ]
@@ -130,6 +135,13 @@ def check_row_norms(X, name: str = "X", *, max_norm: float = 1.0, clip: bool = F
     return engine_of(X).check_row_norms(X, name, max_norm=max_norm, clip=clip)
 
 
+def sum_chunks(arrays: tuple, share, *, parallel: bool = False):
+    """Σ of ``share(*chunk arrays)`` over a cut of the row-aligned ``arrays`` into chunks that the engine chooses
+    (the cores in memory, the chunks of dask arrays), added with ``+``: for shares whose sum does not depend on the
+    cut (exact sums), so that no row is moved to meet another."""
+    return engine_of(*arrays).sum_chunks(arrays, share, parallel=parallel)
+
+
 def reduce_rows(arrays: tuple, rows: int, leaf, new_sum, check=None, *, parallel: bool = False) -> Part:
     """Σ over blocks of ``rows`` rows of ``leaf(*block arrays)``, and ``check`` of every row, on the engine of the
     row-aligned ``arrays`` (:func:`dpstats._engine.numpy_engine.reduce_rows`)."""
@@ -151,6 +163,28 @@ def bounded_sums(
     return grid.result(found, () if axis is None else lower.shape, name)
 
 
+def bounded_unit_sums(
+    records, lower: np.ndarray, upper: np.ndarray, units: Units, rng, *, clip: bool, squares: bool, name: str = "x"
+) -> tuple[BoundedSums, Bounded]:
+    """Check every record against [lower, upper], keep at most ``units.max_rows`` of each unit and sum the kept
+    ones exactly: ``(the sums, the units)``, in one pass over the data.
+
+    ``records`` has one record per row (its first axis), ``units`` are aligned with them. The kept records are
+    :func:`bound_rows`' (the key is drawn from ``rng`` the same way, so the same seed keeps the same rows); every
+    record, kept or not, is checked, and what is found raises as :func:`bounded_sums` of all records would (missing
+    identifiers first), before anything is charged. The result's ``Bounded`` holds no rows: only the number of
+    units N and ``max_rows``. On Dask the whole of it is one shuffle by unit (:func:`dpstats._engine.dask_engine.
+    unit_sums`).
+    """
+    grid = FixedPoint.of(lower, upper, squares)
+    check = FixedPoint.of(lower, upper, False) if squares else grid
+    key = int(rng.integers(0, 2**63))
+    found = engine_of(records, units.ids).unit_sums(records, units, key, grid, check, clip)
+    if found.missing:
+        id_target(IdSummary(missing=found.missing))  # raises, as for identifiers checked before the pass
+    return grid.result(found.checked, lower.shape, name), Bounded((), found.units, units.max_rows)
+
+
 def bin_counts(x, bins: int, lower: float, upper: float, *, clip: bool, name: str = "x") -> np.ndarray:
     """Check the 1-D ``x`` against [lower, upper] (NaN and ±inf always raise; values outside raise unless
     ``clip``, which puts them in the first or last bin) and count its values in ``bins`` equal-width bins."""
@@ -164,27 +198,27 @@ def float_gram(X, rows_bound: int | None = None, name: str = "X") -> np.ndarray:
     bitwise the same whatever the number of cores, or the chunks of a dask ``X``; its error is within
     :func:`dpstats._kernels.gram.float_gram_error` per entry for ``rows_bound`` rows. ``rows_bound`` is the public
     bound on the rows (their number, or N·m after contribution bounding, when the number is not public); the rows
-    per block are computed from it. ``name`` names the data in the errors.
+    per block are computed from it. ``name`` names the data in the errors. In memory, one contiguous run of blocks
+    per core, each in its own thread with a single-threaded BLAS.
     """
-    return _gram(X, None, rows_bound, name)
-
-
-def grid_gram(X, grid: Fraction, rows_bound: int | None = None, name: str = "X") -> GridGram:
-    """Check the rows of ``X`` and return XᵀX rounded block by block to ``grid`` (:mod:`dpstats._kernels.gram`),
-    with the slack of the public ``rows_bound`` (see :func:`float_gram`)."""
-    d = X.shape[1]
-    rows_bound = X.shape[0] if rows_bound is None else rows_bound
-    return GridGram(_gram(X, grid, rows_bound, name), grid, grid_gram_slack(rows_bound, d, grid))
-
-
-def _gram(X, grid: Fraction | None, rows_bound: int | None, name: str) -> np.ndarray:
-    """XᵀX over blocks of public size, each block's rows checked while it is in cache, then multiplied (in memory,
-    one contiguous run of blocks per core, each in its own thread with a single-threaded BLAS)."""
-    rows, leaf, new_sum = gram_reduction(X.shape[0] if rows_bound is None else rows_bound, X.shape[1], grid)
+    rows, leaf, new_sum = gram_reduction(X.shape[0] if rows_bound is None else rows_bound, X.shape[1])
     found = reduce_rows((X,), rows, leaf, new_sum, check=row_norm_violations, parallel=True)
     if found.checks is not None:
         found.checks.raise_error(name)
     return found.body.total()
+
+
+def grid_gram(X, grid: Fraction, rows_bound: int | None = None, name: str = "X") -> GridGram:
+    """Check the rows of ``X`` and return Σ q_i q_iᵀ, the exact Gram matrix of the rows rounded to a public
+    fixed-point grid within their norm bound, rounded once to ``grid`` (:class:`dpstats._kernels.gram.ExactGram`),
+    with its slack (one grid step). The sums are exact, so any cut of the rows gives the same matrix: each core in
+    memory, and each chunk of a dask ``X`` whatever its size, sums its own rows, and the release is the same on
+    either engine bit for bit. ``rows_bound`` is not needed (kept for the callers of :func:`float_gram`'s form)."""
+    plan = ExactGram.of(X.shape[1])
+    found = engine_of(X).sum_chunks((X,), plan.share, parallel=True)
+    if found.checks is not None:
+        found.checks.raise_error(name)
+    return plan.on_grid(found, grid)
 
 
 def validate_rows(arrays: tuple, check):

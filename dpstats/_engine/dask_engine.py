@@ -33,7 +33,17 @@ from .._kernels import groups
 from .._kernels.fixed_point import BinCounts, ChunkSums, FixedPoint, chunk_bin_counts
 from .._kernels.reduce import Part, chunk_part, merge_parts
 from .._kernels.rows import scaled_rows
-from .._kernels.units import IdSummary, canonical_ids, convert_ids, describe_ids, id_target, row_hashes, select_rows
+from .._kernels.units import (
+    IdSummary,
+    UnitSums,
+    canonical_ids,
+    convert_ids,
+    describe_ids,
+    id_target,
+    row_hashes,
+    select_rows,
+    unit_chunk_sums,
+)
 from .._validation import check_numeric_dtype
 from ..exceptions import DataValidationError
 from . import numpy_engine
@@ -56,6 +66,8 @@ __all__ = [
     "row_product",
     "signed_labels",
     "sketch",
+    "sum_chunks",
+    "unit_sums",
 ]
 
 #: Results as large as the data (a low-rank approximation, predictions) stay lazy, in the data's row chunks.
@@ -171,6 +183,12 @@ def reduce_rows(arrays: tuple, rows: int, leaf, new_sum, check=None, *, parallel
     return _tree(_shares(task, *arrays, starts=True), functools.partial(_merge_all, n=n, rows=rows, leaf=leaf))
 
 
+def sum_chunks(arrays: tuple, share, *, parallel: bool = False):
+    """``share`` of every row chunk of the row-aligned dask ``arrays``, as they come (one task per chunk: no row
+    moves), added by a tree of tasks with ``+``; one compute."""
+    return _tree(_shares(share, *_aligned(arrays)), _sum_all)
+
+
 def _chunk_part(start: int, *arrays, n: int, rows: int, leaf, new_sum, check) -> Part:
     return chunk_part(arrays, start, n, rows, leaf, new_sum, check)
 
@@ -258,6 +276,68 @@ def _bound_partition(frame, key: int, max_rows: int, widths: tuple, canonical: b
     if canonical:
         rows = rows[np.argsort(row_hashes(tuple(a[rows] for a in arrays), key), kind="stable")]
     return frame.iloc[rows]
+
+
+def unit_sums(records, units: Units, key: int, grid: FixedPoint, check: FixedPoint, clip: bool) -> UnitSums:
+    """Contribution bounding, the check of every record and the exact sums of the kept records, in one shuffle.
+
+    The identifiers and the records (flattened to one row each) become one dask DataFrame, shuffled by unit (every
+    unit's rows meet in one partition; nothing is gathered on the client). Each partition of the shuffle is one
+    task, :func:`dpstats._kernels.units.unit_chunk_sums`: it checks every record it holds against the bounds (kept or
+    not: each record is in exactly one partition, so every record is checked once), keeps the rows of
+    :func:`~dpstats._kernels.units.select_rows` (the in-memory engine's rows for the same key: their priorities
+    are the rows' own), sums them exactly, and counts its units (all rows of a unit are in its partition, so the
+    counts add up to the number of units) and its missing identifiers. The results are added by a tree of tasks:
+    one compute, and only a few integers reach the client. So the data are read once, by the shuffle; there is
+    no pass of the check, the unit count or the identifiers of their own (identifiers whose dtype does not decide
+    their kind are described first, :func:`dpstats._engine.units.canonical_units`)."""
+    import dask.dataframe as dd
+
+    ids = units.ids if isinstance(units.ids, da.Array) else da.from_array(np.asarray(units.ids))
+    records, ids = _aligned((records, ids))
+    width = int(np.prod(records.shape[1:], dtype=np.int64))
+    flat = records.reshape(records.shape[0], width) if records.ndim != 2 else records
+    frame = dd.concat(
+        [dd.from_dask_array(ids, columns=["unit"]), dd.from_dask_array(flat, columns=[f"v{j}" for j in range(width)])],
+        axis=1,
+    )
+    shuffled = frame.shuffle(on="unit")  # as many partitions as chunks (4x as many: no less memory, 20 % slower)
+    # a map of the partitions (fused with the shuffle's output: each partition is bounded and summed where it is
+    # unpacked, and only its result is kept); the results, one object each, added by a tree of tasks
+    shares = shuffled.map_partitions(
+        _partition_sums,
+        max_rows=units.max_rows,
+        key=key,
+        grid=grid,
+        check=check,
+        clip=clip,
+        meta=_share_meta(),
+        enforce_metadata=False,
+    )
+    return _tree([dask.delayed(_share_of)(part) for part in shares.to_delayed()], _sum_all)
+
+
+def _share_meta():
+    import pandas as pd
+
+    return pd.Series([], dtype=object)
+
+
+def _share_of(series) -> UnitSums:
+    return series.iloc[0]
+
+
+def _partition_sums(frame, max_rows: int, key: int, grid: FixedPoint, check: FixedPoint, clip: bool):
+    """:func:`dpstats._kernels.units.unit_chunk_sums` of one partition of the shuffle by unit (as a one-element
+    Series, the form a map of partitions returns)."""
+    import pandas as pd
+
+    ids = frame["unit"].to_numpy()
+    if ids.dtype.kind not in "iuf":  # labels (Python strings after canonical_units): as NumPy strings
+        ids = canonical_ids(ids)
+    values = frame.iloc[:, 1:].to_numpy(dtype=np.float64)
+    found = unit_chunk_sums(ids, values, max_rows, key, grid, check, clip)
+    return pd.Series([found], dtype=object)
 
 
 def bounded_row_count(units: Units) -> tuple[int, int]:

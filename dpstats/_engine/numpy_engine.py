@@ -8,6 +8,8 @@ same as the Dask engine's.
 
 from __future__ import annotations
 
+import functools
+import operator
 import os
 from collections.abc import Callable
 
@@ -18,7 +20,7 @@ from .._kernels.blocks import single_threaded_blas
 from .._kernels.fixed_point import BinCounts, ChunkSums, FixedPoint, chunk_bin_counts
 from .._kernels.reduce import Part, chunk_part, merge_parts
 from .._kernels.rows import check_row_norms as _check_rows
-from .._kernels.units import row_hashes, select_rows
+from .._kernels.units import UnitSums, row_hashes, select_rows, unit_chunk_sums
 from .._validation import check_array
 from .units import Bounded, Units
 
@@ -39,6 +41,8 @@ __all__ = [
     "row_product",
     "signed_labels",
     "sketch",
+    "sum_chunks",
+    "unit_sums",
 ]
 
 #: Results as large as the data are computed at once (NumPy), not kept lazy.
@@ -91,6 +95,21 @@ def reduce_rows(
     return total
 
 
+def sum_chunks(arrays: tuple, share: Callable, *, parallel: bool = False):
+    """``share`` of one contiguous run of rows per core (each in its own thread, with a single-threaded BLAS),
+    added in order; one run without ``parallel``."""
+    n = len(arrays[0])
+    parts = max(1, min(_cores() if parallel else 1, n))
+    if parts == 1:
+        return share(*arrays)
+    from concurrent.futures import ThreadPoolExecutor
+
+    edges = [n * i // parts for i in range(parts + 1)]
+    with single_threaded_blas(), ThreadPoolExecutor(parts) as pool:
+        found = list(pool.map(lambda a, b: share(*(x[a:b] for x in arrays)), edges[:-1], edges[1:]))
+    return functools.reduce(operator.add, found)
+
+
 def _cores() -> int:
     """CPUs this process may run on."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -116,6 +135,13 @@ def bound_rows(arrays: tuple, units: Units, key: int, canonical: bool = False) -
     if canonical:
         rows = rows[np.argsort(row_hashes(tuple(np.asarray(a)[rows] for a in arrays), key), kind="stable")]
     return Bounded(tuple(np.asarray(a)[rows] for a in arrays), count, units.max_rows)
+
+
+def unit_sums(records, units: Units, key: int, grid: FixedPoint, check: FixedPoint, clip: bool) -> UnitSums:
+    """Contribution bounding, the check of every record and the exact sums of the kept ones
+    (:func:`dpstats._kernels.units.unit_chunk_sums`), in memory: one block."""
+    records = np.asarray(records)
+    return unit_chunk_sums(units.ids, records.reshape(len(records), -1), units.max_rows, key, grid, check, clip)
 
 
 def bounded_row_count(units: Units) -> tuple[int, int]:

@@ -1,12 +1,14 @@
 """Tables in, named results out: pandas and polars objects at the entry points.
 
 Every function that takes data accepts a pandas or polars ``Series`` or
-``DataFrame`` as well as array-likes. This module is the one place that knows
-about them:
+``DataFrame`` as well as array-likes, and a dask DataFrame or Series as a
+pandas one (its partitions are pandas objects: the same names, the same
+results, the data streamed). This module is the one place that knows about them:
 
 * :func:`from_table` turns a table into a float64 array (numeric columns only:
-  a string column raises an error that names it and says what to do) and keeps
-  what the output needs: the library, the column names, the Series' name.
+  a string column raises an error that names it and says what to do; a dask
+  table into a lazy dask array) and keeps what the output needs: the library,
+  the column names, the Series' name.
 * :class:`TableSource` names the results: per-column statistics of a DataFrame come
   back as a pandas Series indexed by column (a one-row polars DataFrame for
   polars, the polars idiom of ``df.mean()``), bounds and weights can be given
@@ -32,7 +34,7 @@ import numpy as np
 
 from .._validation import check_real_array
 from ..exceptions import DataValidationError, ParameterError
-from .kinds import is_frame, library
+from .kinds import is_frame, is_lazy, library
 from .units import unit_column
 
 __all__ = ["TableSource", "from_table", "labels", "named_rows"]
@@ -136,10 +138,19 @@ class TableSource:
         return pl.DataFrame(np.asarray(matrix), schema=columns)
 
 
-def check_numeric_columns(x, name: str) -> None:
-    """Raise :class:`DataValidationError` naming the non-numeric columns of the pandas/polars table ``x`` (the
-    check of :func:`from_table`, without the conversion)."""
+def table_library(x) -> str | None:
+    """``"pandas"`` or ``"polars"`` for a table of theirs, ``"pandas"`` for a dask DataFrame or Series (whose
+    partitions are pandas objects), else None (nothing is imported)."""
     lib = library(x)
+    if lib is None and is_lazy(x) and (hasattr(x, "columns") or hasattr(x, "dtype")):
+        lib = library(getattr(x, "_meta", None))  # the library of its partitions
+    return lib
+
+
+def check_numeric_columns(x, name: str) -> None:
+    """Raise :class:`DataValidationError` naming the non-numeric columns of the pandas/polars/dask table ``x``
+    (the check of :func:`from_table`, without the conversion)."""
+    lib = table_library(x)
     if lib is None:
         return
     frame = is_frame(x)
@@ -160,13 +171,13 @@ def check_numeric_columns(x, name: str) -> None:
 
 
 def from_table(x, name: str):
-    """``(array, TableSource)`` for a pandas/polars Series or DataFrame, ``(x, None)`` for anything else.
+    """``(array, TableSource)`` for a pandas/polars/dask Series or DataFrame, ``(x, None)`` for anything else.
 
-    The array is float64; non-numeric columns raise :class:`DataValidationError`
-    naming them. Missing values become NaN, which every mechanism refuses with
-    a count (they are never dropped silently).
+    The array is float64 (a dask array for a dask table, its row chunks the partitions, counted: n is public);
+    non-numeric columns raise :class:`DataValidationError` naming them. Missing values become NaN, which every
+    mechanism refuses with a count (they are never dropped silently).
     """
-    lib = library(x)
+    lib = table_library(x)
     if lib is None:
         return x, None
     if not hasattr(x, "dtype") and not is_frame(x):
@@ -174,7 +185,7 @@ def from_table(x, name: str):
     check_numeric_columns(x, name)
     frame = is_frame(x)
     columns = tuple(x.columns) if frame else None
-    values = _to_float(x, lib)
+    values = _lazy_float(x) if is_lazy(x) else _to_float(x, lib)
     return values, TableSource(lib, columns, None if frame else getattr(x, "name", None))
 
 
@@ -184,6 +195,11 @@ def _numeric_dtype(lib: str, dtype) -> bool:
 
         return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype)
     return dtype.is_numeric() or str(dtype) == "Boolean"
+
+
+def _lazy_float(x):
+    """A dask table's values as a lazy float64 dask array (pandas' missing values as NaN, as in memory)."""
+    return x.astype(np.float64).to_dask_array(lengths=True)
 
 
 def _to_float(x, lib: str) -> np.ndarray:

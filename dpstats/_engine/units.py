@@ -38,11 +38,14 @@ class Units:
     max_rows: int
     canonical: bool = False  # whether ``ids`` were checked against the rows and made canonical (by ``aligned``)
 
-    def aligned(self, rows: int) -> Units:
+    def aligned(self, rows: int, *, defer_missing: bool = False) -> Units:
         """The identifiers checked against the data's ``rows`` (a length mismatch raises) and canonical
         (:func:`~dpstats._kernels.units.canonical_ids`; lazy identifiers by the same rule on the Dask engine,
         :func:`canonical_units`): missing or mixed identifiers raise here, on either engine, before anything is read
-        from the data. Done once: aligned units are returned as they are."""
+        from the data. Done once: aligned units are returned as they are. ``defer_missing``: lazy floating-point
+        identifiers are converted without a pass of their own, and the caller's pass counts the missing ones (NaN)
+        and raises for them before anything is charged (:func:`dpstats._kernels.units.unit_chunk_sums`); the units
+        returned are then not marked aligned (a later ``aligned`` checks them)."""
         length = self.ids.shape[0]
         if length != rows:
             raise DataValidationError(
@@ -51,7 +54,7 @@ class Units:
         if self.canonical:  # read once at the release's entry point: the floors below trust it
             return self
         if is_lazy(self.ids):
-            return Units(canonical_units(self.ids), self.max_rows, True)
+            return Units(canonical_units(self.ids, defer_missing=defer_missing), self.max_rows, not defer_missing)
         return Units(canonical_ids(self.ids), self.max_rows, True)
 
 
@@ -207,22 +210,39 @@ def by_index(values, data, name: str):
     )
 
 
-def canonical_units(ids, name: str = "privacy_unit"):
-    """Lazy identifiers in the canonical form of :func:`dpstats._kernels.units.canonical_ids`, by the same rule:
-    every block is described (:func:`~dpstats._kernels.units.describe_ids`: counts only), the descriptions are
-    added and checked on the client (missing or mixed identifiers raise here, before anything is computed from the
-    data), and every block is converted to the one kind they decide (int64, float64, or strings as Python objects).
-    So equal identifiers are equal values in every partition (7 and 7.0, -0.0 and 0.0 are one unit, as in
-    memory), the shuffle by unit puts them together, and the kept rows are the in-memory engine's."""
+def canonical_units(ids, name: str = "privacy_unit", *, defer_missing: bool = False):
+    """Lazy identifiers in the canonical form of :func:`dpstats._kernels.units.canonical_ids`, by the same rule.
+
+    Where the dtype decides the rule (booleans and integers that int64 holds: int64, nothing to refuse; floats
+    with ``defer_missing``: float64, the missing ones counted by the caller's own pass) every block is converted
+    without reading the identifiers first. Otherwise every block is described
+    (:func:`~dpstats._kernels.units.describe_ids`: counts only), the descriptions are added and checked on the
+    client (missing or mixed identifiers raise here, before anything is computed from the data), and every block
+    is converted to the one kind they decide (int64, float64, or strings as Python objects). So equal identifiers
+    are equal values in every partition (7 and 7.0, -0.0 and 0.0 are one unit, as in memory), the shuffle by unit
+    puts them together, and the kept rows are the in-memory engine's."""
     if ids.ndim != 1:
         raise DataValidationError(f"{name} must be 1-D (one identifier per row); got shape {ids.shape}")
-    import dask
+    target = _dtype_target(ids.dtype, defer_missing)
+    if target is None:
+        import dask
 
-    describe = dask.delayed(describe_ids, pure=True)
-    summaries = dask.compute(*(describe(block) for block in ids.to_delayed().ravel()))
-    target = id_target(sum(summaries, IdSummary()), name)
+        describe = dask.delayed(describe_ids, pure=True)
+        summaries = dask.compute(*(describe(block) for block in ids.to_delayed().ravel()))
+        target = id_target(sum(summaries, IdSummary()), name)
     dtype = np.dtype(object) if target == "str" else np.dtype(target)
     return ids.map_blocks(_canonical_block, target, dtype=dtype, meta=np.empty(0, dtype=dtype))
+
+
+def _dtype_target(dtype: np.dtype, defer_missing: bool) -> str | None:
+    """The canonical kind that a dtype decides without reading the identifiers (what :func:`id_target` would
+    decide for any values of it): int64 for booleans and integers of at most 63 bits, float64 for floats when the
+    missing ones are counted later; None when the values must be described first."""
+    if dtype.kind in "bi" or (dtype.kind == "u" and dtype.itemsize < 8):
+        return "int64"
+    if dtype.kind == "f" and defer_missing:
+        return "float64"
+    return None
 
 
 def _canonical_block(block: np.ndarray, target: str) -> np.ndarray:

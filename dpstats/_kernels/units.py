@@ -35,9 +35,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..exceptions import DataValidationError
+from .fixed_point import ChunkSums, FixedPoint
 
 __all__ = [
     "IdSummary",
+    "UnitSums",
     "canonical_ids",
     "convert_ids",
     "describe_ids",
@@ -46,6 +48,8 @@ __all__ = [
     "ranks_within",
     "row_hashes",
     "select_rows",
+    "stable_order",
+    "unit_chunk_sums",
     "value_hashes",
 ]
 
@@ -234,7 +238,7 @@ def convert_ids(values: np.ndarray, target: str) -> np.ndarray:
             values = np.array([v.decode("ascii") if isinstance(v, bytes) else v for v in values], dtype=str)
         return values.astype(str)  # ASCII byte strings decode; nothing is merged (no NUL ends, checked)
     if target == "int64":
-        return values.astype(np.int64)  # floats here are int64 integers: exact
+        return values.astype(np.int64, copy=False)  # floats here are int64 integers: exact
     return values.astype(np.float64) + 0.0  # -0.0 and 0.0 are one identifier; integers here are exact floats
 
 
@@ -322,32 +326,44 @@ def select_rows(
         The mask of kept rows (in the data's order) and the number of distinct units.
     """
     n = ids.size
-    order = np.argsort(ids, kind="stable")  # groups the units (exact equality)
+    order = stable_order(ids)  # groups the units (exact equality)
     grouped = ids[order]
     starts = np.flatnonzero(np.concatenate([[True], grouped[1:] != grouped[:-1]])) if n else np.zeros(0, np.int64)
+    del grouped
     counts = np.diff(np.append(starts, n))
     keep = np.ones(n, dtype=bool)
     heavy = np.flatnonzero(counts > max_rows)
-    if heavy.size:
-        keep[_drop(order, starts, counts, heavy, ids, arrays, max_rows, key, salts)] = False
+    if not heavy.size:
+        return keep, int(starts.size)
+    # the heavy units in batches of about _BATCH_ROWS rows: each unit's choice is its own, so the batches give the
+    # same rows as one pass, with temporaries of a batch's size instead of the data's
+    rows = np.cumsum(counts[heavy])
+    for batch in np.split(heavy, np.searchsorted(rows, np.arange(_BATCH_ROWS, rows[-1], _BATCH_ROWS), "right")):
+        if batch.size:
+            keep[_drop(order, starts[batch], counts[batch], ids, arrays, max_rows, key, salts)] = False
     return keep, int(starts.size)
 
 
-def _drop(order, starts, counts, heavy, ids, arrays, max_rows: int, key: int, salts) -> np.ndarray:
-    """The rows (positions in the data) that units with more than ``max_rows`` rows do not keep.
+#: Rows of heavy units whose priorities are computed and sorted at a time (:func:`select_rows`).
+_BATCH_ROWS = 1 << 17
 
-    The heavy units' rows are sorted by (unit, full 64-bit priority). Rows of a unit whose priorities tie are
+
+def _drop(order, starts, sizes, ids, arrays, max_rows: int, key: int, salts) -> np.ndarray:
+    """The rows (positions in the data) that some units with more than ``max_rows`` rows do not keep (units given
+    by the ``starts`` of their rows in ``order`` and their ``sizes``).
+
+    The units' rows are sorted by (unit, full 64-bit priority). Rows of a unit whose priorities tie are
     identical rows (interchangeable) or, with probability about 2^-64 a pair, a collision of the hash: the rows of
     each tie are put in the order of their contents (:func:`_by_contents`), and the k-th of them gets a priority of
     its own. So the kept rows of a unit are a function of its own rows (as a multiset) and the key: neither the
     order of the table nor any other unit's rows can change them."""
-    sizes = counts[heavy]
-    run = np.repeat(np.arange(heavy.size, dtype=np.int64), sizes)  # the heavy unit of each of its rows
-    rows = order[np.flatnonzero(np.repeat(counts > max_rows, counts))]  # their positions in the data, by unit
-    first = order[starts[heavy]]
+    run = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)  # the unit of each of its rows
+    rows = order[np.repeat(starts, sizes) + ranks_within(sizes)]  # their positions in the data, by unit
+    first = order[starts]
     unit_hash = np.repeat(value_hashes(ids[first], key) if salts is None else salts[first], sizes)
     priority = mix(unit_hash ^ row_hashes(tuple(np.asarray(a)[rows] for a in arrays), key))
-    by = _by_unit_then_priority(run, priority, heavy.size)
+    del unit_hash
+    by = _by_unit_then_priority(run, priority, sizes.size)
     priority, rows = priority[by], rows[by]
     tie = (priority[1:] == priority[:-1]) & (run[1:] == run[:-1])
     if tie.any():
@@ -360,6 +376,36 @@ def _drop(order, starts, counts, heavy, ids, arrays, max_rows: int, key: int, sa
         again = np.lexsort((priority, run))  # stable: a further tie keeps the order by contents
         rows = rows[again]
     return rows[ranks_within(sizes) >= max_rows]  # ranks within each unit: the runs keep their place and sizes
+
+
+#: Below this many values a plain stable sort is as fast as :func:`stable_order`'s radix pass.
+_RADIX_FROM = 1 << 12
+_SIGN = np.uint64(1 << 63)
+
+
+def stable_order(values: np.ndarray) -> np.ndarray:
+    """``np.argsort(values, kind="stable")``, exactly, in about a third of its time for numbers.
+
+    A first stable pass sorts the values by 16 of their leading bits (relative to the smallest: a key that is
+    monotone in the values), which NumPy does by radix sort, in linear time; the stable sort of the values in that
+    order then finds them nearly sorted (each stretch of 16 or so values is sorted against the next), which its
+    merges pass through at once. Equal values have equal keys and neither pass reorders them, so the result is
+    the stable order of the values itself: the same rows kept, bit for bit. Strings, and floats with a NaN, are
+    sorted directly."""
+    kind = values.dtype.kind
+    if kind not in "iuf" or values.size < _RADIX_FROM or (kind == "f" and np.isnan(values.min())):
+        return np.argsort(values, kind="stable")
+    if kind == "f":
+        bits = (values.astype(np.float64, copy=False) + 0.0).view(np.uint64)  # -0.0 == 0.0: one key
+        keys = np.where(bits >= _SIGN, ~bits, bits | _SIGN)  # unsigned keys in the order of the floats
+    elif kind == "i":
+        keys = values.astype(np.int64, copy=False).view(np.uint64) ^ _SIGN
+    else:
+        keys = values.astype(np.uint64, copy=False)
+    lowest, highest = keys.min(), keys.max()
+    shift = np.uint64(max(0, int(highest - lowest).bit_length() - 16))
+    first = np.argsort(((keys - lowest) >> shift).astype(np.uint16), kind="stable")
+    return first[np.argsort(values[first], kind="stable")]
 
 
 def _by_unit_then_priority(run: np.ndarray, priority: np.ndarray, units: int) -> np.ndarray:
@@ -397,3 +443,61 @@ def ranks_within(lengths: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     starts = np.cumsum(lengths) - lengths
     return np.arange(total) - np.repeat(starts, lengths)
+
+
+@dataclass(frozen=True)
+class UnitSums:
+    """What bounding and summing some units' records found, added up over blocks that each hold *all* rows of
+    their units (the partitions of a shuffle by unit) with ``+``: the exact fixed-point sums of the records the
+    units keep, what the check of the records they do not keep found (its sums are not used), the number of
+    distinct units and the number of missing identifiers (NaN)."""
+
+    kept: ChunkSums
+    dropped: ChunkSums
+    units: int
+    missing: int = 0
+
+    def __add__(self, other: UnitSums) -> UnitSums:
+        return UnitSums(
+            self.kept + other.kept, self.dropped + other.dropped, self.units + other.units, self.missing + other.missing
+        )
+
+    @property
+    def checked(self) -> ChunkSums:
+        """What the check of every record, kept or not, found: the kept records' sums, or (when a record anywhere
+        is NaN, infinite or out of bounds) the counts over all records."""
+        nonfinite = self.kept.nonfinite + self.dropped.nonfinite
+        outside = self.kept.outside + self.dropped.outside
+        if nonfinite or outside:
+            return ChunkSums(self.kept.n + self.dropped.n, None, None, nonfinite, outside)
+        return self.kept
+
+
+def unit_chunk_sums(
+    ids: np.ndarray, records: np.ndarray, max_rows: int, key: int, grid: FixedPoint, check: FixedPoint, clip: bool
+) -> UnitSums:
+    """Contribution bounding and the exact sums of the kept records in one pass over the rows of some units.
+
+    ``ids`` are canonical identifiers (:func:`canonical_ids`; float ones may hold NaN, counted as missing and
+    nothing else done) and ``records`` the 2-D records (one row each); the rows of every unit present must all be
+    here. The kept rows are :func:`select_rows`' (the same for any other cut of the data into such blocks, and for
+    the whole data in memory); they are summed on ``grid`` (:meth:`~dpstats._kernels.fixed_point.FixedPoint.
+    chunk_sums`), and the other rows are checked on ``check`` (the same bounds; a grid without squares, cheaper):
+    every record is checked once, kept or not, and its check counts exactly as a check of all records would
+    (:attr:`UnitSums.checked`).
+    """
+    missing = int(np.count_nonzero(np.isnan(ids))) if ids.dtype.kind == "f" else 0
+    if missing:
+        none = records[:0]
+        return UnitSums(_sums(grid, none, clip), _sums(check, none, clip), 0, missing)
+    keep, units = select_rows(ids, (records,), max_rows, key)
+    kept = _sums(grid, records.compress(keep, axis=0), clip)  # (compress: a tenth of a boolean index's time)
+    return UnitSums(kept, _sums(check, records.compress(~keep, axis=0), clip), units)
+
+
+def _sums(grid: FixedPoint, records: np.ndarray, clip: bool) -> ChunkSums:
+    """``grid.chunk_sums(records, clip)``, and zero sums for no records (a partition whose units keep every row)."""
+    if len(records):
+        return grid.chunk_sums(records, clip)
+    zeros = np.zeros(records.shape[1], dtype=object)
+    return ChunkSums(0, zeros, (zeros, zeros, zeros) if grid.squares else None)

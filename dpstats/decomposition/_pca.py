@@ -278,12 +278,13 @@ def pca_ag(
     papers' replace-one relation needs √2. With a privacy unit (replace all
     rows of one unit, at most m kept): **Δ₂ = √2·m·R²** (module docstring).
 
-    Exactness (the default ``noise="exact"``): each block of rows contributes
-    BᵀB rounded to a public grid G (2^-20 of the per-entry sensitivity) and the
-    integers are added exactly; the release is that integer matrix plus exact
-    discrete Gaussian noise, times G. The per-block rounding and the proven
-    floating-point error of each block's product are charged in the
-    sensitivity (:mod:`dpstats._kernels.gram`).
+    Exactness (the default ``noise="exact"``): every row is rounded to a public
+    fixed-point grid after a shrink that keeps it within the norm bound (a map
+    of each row on its own), the Gram matrix of the rounded rows is summed
+    exactly in integers (the same on every engine and chunking) and rounded
+    once to a public grid G (2^-20 of the per-entry sensitivity); the release
+    is that integer matrix plus exact discrete Gaussian noise, times G. The
+    final rounding is charged in the sensitivity (:mod:`dpstats._kernels.gram`).
 
     Parameters
     ----------

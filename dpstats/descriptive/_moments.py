@@ -81,7 +81,7 @@ from functools import partial
 import numpy as np
 
 from .._constraints import BOUNDS, NOISE, UNITS, Checked, Data, Flag, grouping, privacy
-from .._engine import Bounded, as_array, bound_rows, bounded_sums, engine_of, take_units
+from .._engine import Bounded, as_array, bounded_sums, bounded_unit_sums, engine_of, take_units
 from .._engine.tables import TableSource, from_table
 from .._kernels.fixed_point import BoundedSums
 from .._registry import declare
@@ -151,11 +151,10 @@ def _records(x, bounds, axis, clip: bool, *, squares: bool, privacy_unit, max_ro
     axis = None if x.ndim == 1 else axis
     if units is None:
         return _Records(bounded_sums(x, lower, upper, axis=axis, clip=clip, squares=squares), table, None)
-    units = units.aligned(n)
-    bounded_sums(x, lower, upper, axis=axis, clip=clip, squares=False)  # every record checked, kept or not
+    units = units.aligned(n, defer_missing=True)
     records = x if axis in (None, 0) else np.moveaxis(x, axis, 0)
-    kept = bound_rows((records,), units, rng)
-    sums = bounded_sums(kept.arrays[0], lower, upper, axis=None if axis is None else 0, clip=clip, squares=squares)
+    # every record checked, kept or not, in the pass that bounds and sums (one shuffle by unit on Dask)
+    sums, kept = bounded_unit_sums(records, lower, upper, units, rng, clip=clip, squares=squares)
     return _Records(sums, table, kept)
 
 
