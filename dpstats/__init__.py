@@ -31,6 +31,7 @@ __version__ = "0.1.0"
 # public name -> submodule that defines it (imported on first use, PEP 562); a name equal to its module is the module
 _LAZY = {
     "Accountant": "accounting",
+    "Estimate": "inference",
     "accounting": "accounting",
     "audit": "audit",
     "amin_eigen": "decomposition",
