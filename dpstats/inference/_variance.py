@@ -74,8 +74,8 @@ def variance_interval(
 ) -> tuple[float, float, float]:
     """(low, high, standard error) of the population variance, from one coordinate's releases."""
     n, half = r.n, (r.upper - r.lower) / 2.0
-    offset = min(max(r.first, -half), half)  # d = μ − x̄
-    cap = max(half**2 - offset**2, 0.0)  # Bhatia-Davis: σ² <= (μ − lo)(hi − μ)
+    offset = min(max(r.first, -half), half)  # d = μ − x̄, noisy: it only enters the kurtosis
+    cap = half**2  # Popoviciu: σ² <= (hi − lo)²/4 (Bhatia-Davis's (μ − lo)(hi − μ) would need μ without noise)
     sigma2 = min(max(r.variance * n / (n - 1), 0.0), cap)
     kurtosis = _kurtosis(r, offset, sigma2, half)
     df = satterthwaite(n, kurtosis)
