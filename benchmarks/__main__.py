@@ -29,6 +29,7 @@ MODULES = [
     "bench_scale",
     "bench_covariance_trace",
     "bench_pca_peers",
+    "bench_intervals",
 ]
 
 
