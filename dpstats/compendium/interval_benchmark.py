@@ -31,6 +31,7 @@ from __future__ import annotations
 import csv
 import math
 import time
+import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -266,19 +267,21 @@ def run_cell(
     half, scale = _noise_only(population, n, epsilon, level)
     oracle = oracle_width(population, n, epsilon, scale, level=level, seed=seed)
     makers = {"OpenDP": _opendp(population, n, epsilon, level)} if "OpenDP" in peers else {}
-    rng = np.random.default_rng([seed, n, int(round(epsilon * 1000))])
+    tag = zlib.crc32(population.name.encode())  # every cell draws its own data and noise
+    rng = np.random.default_rng([seed, tag, n, int(round(epsilon * 1000))])
+    calls_seed = np.random.default_rng([seed, tag, n, int(round(epsilon * 1000)), 1]).integers(0, 2**62)
     found = {m: [0, 0, [], 0.0, 0] for m in ("dpstats", "noise-only", *makers)}
     truth, raw = population.mean, population.raw_mean
     for r in range(reps):
         x = population.sample(rng, n)
         calls = {
             "dpstats": lambda x=x, r=r: (
-                dps.mean(x, epsilon, bounds=population.bounds, clip=True, ci=level, rng=seed * 1_000_003 + r).ci
+                dps.mean(x, epsilon, bounds=population.bounds, clip=True, ci=level, rng=int(calls_seed) + 2 * r).ci
             )
         }
         if r < peer_reps:
             calls["noise-only"] = lambda x=x, r=r: _around(
-                dps.mean(x, epsilon, bounds=population.bounds, clip=True, rng=seed * 1_000_033 + r), half
+                dps.mean(x, epsilon, bounds=population.bounds, clip=True, rng=int(calls_seed) + 2 * r + 1), half
             )
             calls.update({name: (lambda x=x, make=make: make(x)) for name, make in makers.items()})
         for method, call in calls.items():
