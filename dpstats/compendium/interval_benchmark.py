@@ -44,6 +44,8 @@ from .experiments import Table, progress
 
 __all__ = [
     "LEVEL",
+    "noisyvar_intervals",
+    "public_intervals",
     "POPULATIONS",
     "Cell",
     "Population",
@@ -471,3 +473,52 @@ def plot_coverage(cells: Iterable[Cell], populations: Sequence[str] | None = Non
     fig.legend(loc="lower center", ncol=min(6, 3 * len(epsilons)), fontsize=7, bbox_to_anchor=(0.5, -0.12))
     fig.tight_layout()
     return fig
+
+
+# ------------------------------------------------------------------ a published method, for the paper notebook
+
+
+def noisyvar_intervals(
+    x: np.ndarray,
+    levels: Sequence[float],
+    epsilon: float,
+    bounds: tuple[float, float],
+    rng: np.random.Generator,
+    *,
+    share: float = 0.8,
+    draws: int = 1000,
+) -> np.ndarray:
+    """NOISYVAR as Du, Foot, Moniot, Bray & Groce (2020) publish it (their Algorithm 2 with the simulation of their
+    Algorithm 3), for each confidence level in ``levels``: rows (low, high).
+
+    The data are clipped to the bounds [a, b] (w = b − a); the mean gets ``share`` of ε and the variance the rest:
+    m = x̄ + Laplace(w/(ε₁n)) and s = √max(0, s² + Laplace(w²/(ε₂n))) (s² with n − 1 in the denominator, the
+    sensitivity w²/n the paper uses). If s = 0 the interval is m plus the Laplace noise's quantiles; otherwise
+    ``draws`` values of N(0, s²/n) + Laplace(w/(ε₁n)) are simulated and the margin of error is half the distance
+    between their (1 ∓ level)/2 quantiles. Floating-point Laplace noise, as in the paper (a reproduction, not a
+    dpstats release: this noise is open to Mironov's attack)."""
+    lo, hi = bounds
+    x = np.clip(np.asarray(x, dtype=np.float64), lo, hi)
+    n, width = x.size, hi - lo
+    e1, e2 = share * epsilon, (1.0 - share) * epsilon
+    scale = width / (e1 * n)
+    m = x.mean() + rng.laplace(0.0, scale)
+    s = math.sqrt(max(0.0, x.var(ddof=1) + rng.laplace(0.0, width * width / (n * e2))))
+    levels = np.asarray(levels, dtype=np.float64)
+    if s == 0.0:
+        q = -scale * np.log(1.0 - levels)  # the Laplace quantile at (1 + level)/2
+        return np.column_stack([m - q, m + q])
+    sims = rng.normal(0.0, s / math.sqrt(n), draws) + rng.laplace(0.0, scale, draws)
+    lower, upper = np.quantile(sims, (1.0 - levels) / 2.0), np.quantile(sims, (1.0 + levels) / 2.0)
+    margin = (upper - lower) / 2.0
+    return np.column_stack([m - margin, m + margin])
+
+
+def public_intervals(x: np.ndarray, levels: Sequence[float]) -> np.ndarray:
+    """The non-private t interval x̄ ± t_{n−1, (1 + level)/2}·s/√n for each level (the "Public" line of Du et al.)."""
+    from scipy.stats import t
+
+    x = np.asarray(x, dtype=np.float64)
+    n = x.size
+    half = t.ppf((1.0 + np.asarray(levels, dtype=np.float64)) / 2.0, n - 1) * x.std(ddof=1) / math.sqrt(n)
+    return np.column_stack([x.mean() - half, x.mean() + half])
