@@ -88,7 +88,7 @@ from .._release import plan, release, split_budget
 from .._validation import check_bounds
 from ..accounting import Accountant, Relation
 from ..exceptions import DataValidationError, ParameterError
-from ..inference import Level
+from ..inference._estimate import Level
 from ..noise.release import Statistic
 from ..noise.selection import MAX_GROUPS
 from . import _intervals as intervals

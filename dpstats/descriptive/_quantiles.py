@@ -109,7 +109,7 @@ from .._validation import check_array, check_bounds, check_finite, check_real_ar
 from ..accounting import Accountant, Relation, split_epsilon
 from ..accounting.events import Exponential
 from ..exceptions import DataValidationError, OutOfBoundsError, ParameterError
-from ..inference import Level
+from ..inference._estimate import Level
 from ..noise.exponential import sample_runs
 from ..noise.selection import MAX_GROUPS
 from . import _intervals as intervals

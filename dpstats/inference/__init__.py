@@ -16,6 +16,6 @@ This layer sits below the families whose releases take ``ci`` (:mod:`dpstats.des
 :mod:`dpstats.linear_model` for coefficients): it imports none of them.
 """
 
-from ._estimate import Estimate, Level, check_level
+from ._estimate import Estimate
 
-__all__ = ["Estimate", "Level", "check_level"]
+__all__ = ["Estimate"]
