@@ -272,3 +272,64 @@ def test_a_budget_too_small_for_the_interval_is_refused_naming_epsilon_before_an
     with pytest.raises(DataValidationError, match="at least 2"):
         dps.mean(x[:1], 1.0, bounds=(0, 1), ci=0.95, accountant=accountant)
     assert accountant.ledger == []
+
+
+# ----------------------------------------------------------------------------- the simulation machinery
+
+
+def _discrete_laplace_cells(t: float, edges: np.ndarray) -> np.ndarray:
+    """P(edges[i] <= Z < edges[i + 1]) for the discrete Laplace P(z) ∝ e^{−|z|/t}, the outer cells open."""
+    p = math.exp(-1.0 / t)
+
+    def below(z):  # P(Z < z) for an integer z
+        z = np.asarray(z, dtype=np.float64)
+        return np.where(
+            z <= 0, np.power(p, np.maximum(-z + 1, 0)) / (1 + p), 1 - np.power(p, np.maximum(z, 0)) / (1 + p)
+        )
+
+    cdf = below(edges)
+    cdf[0], cdf[-1] = 0.0, 1.0
+    return np.diff(cdf)
+
+
+def test_the_simulated_noise_is_the_release_noise_exactly(monkeypatch):
+    """The interval's model of the mean's noise (NoiseModel) is the exact distribution of the noise the release
+    adds: the releases' integer noise and the model's own draws both pass a χ² test against the discrete Laplace
+    of the model's scale; the same releases fail it against a scale 10 % off (the wrong variant)."""
+    from _chisquare import merged_chisquare
+
+    from dpstats.descriptive import _intervals
+
+    captured = []
+    monkeypatch.setattr(_intervals, "mean_interval", lambda r, level, rng, draws: captured.append(r) or (0.0, 1.0, 0.0))
+    x = np.full(64, 0.25)  # the exact mean 0.25 lies on every power-of-two grid: the release is 0.25 + noise
+    releases = np.array([dps.mean(x, 2.0, bounds=(0, 1), ci=0.95, rng=s).estimate for s in range(3000)])
+    model = captured[0].noise_total.times(1 / 64)  # the model of the mean's own noise
+    grid = float(model.grid) * model.factor
+    noise = np.rint((releases - 0.25) / grid)
+    assert np.allclose(noise * grid, releases - 0.25)  # integers on the grid
+    t = float(model.scale)
+    edges = np.unique(np.rint(np.quantile(np.random.default_rng(0).laplace(0, t, 200_000), np.linspace(0, 1, 31))))
+    edges[0], edges[-1] = -1e18, 1e18
+
+    def pvalue(z, scale):
+        counts = np.histogram(z, bins=edges)[0]
+        return merged_chisquare(counts, _discrete_laplace_cells(scale, edges))
+
+    drawn = model.sample(20_000, np.random.default_rng(1)) / grid
+    assert pvalue(noise, t) > 0.001 and pvalue(drawn, t) > 0.001
+    assert pvalue(noise, 1.1 * t) < 0.001
+
+
+def test_monte_carlo_quantiles_and_pvalues_follow_their_rules():
+    from dpstats.inference._simulate import crossing, equal_tailed, pvalue
+
+    draws = np.arange(1.0, 2000.0)  # 1 … 1999
+    low, high = equal_tailed(draws, 0.95)
+    assert (low, high) == (50.0, 1950.0)  # the ⌊(B + 1)·0.025⌋-th from each end
+    assert pvalue(1990.5, draws, "greater") == (1 + 9) / 2000
+    assert pvalue(0.0, draws, "less") == 1 / 2000 and pvalue(1000.0, draws) == 1.0
+    with pytest.raises(ParameterError, match="alternative"):
+        pvalue(0.0, draws, "larger")
+    assert abs(crossing(lambda v: v * v <= 2.0, 0.0, 0.1, 10.0) - math.sqrt(2.0)) < 1e-6
+    assert crossing(lambda v: True, 0.0, 0.1, 10.0) == 10.0
