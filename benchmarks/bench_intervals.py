@@ -121,6 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=2036)
     parser.add_argument("--repeats", type=int, default=5, help="repetitions of each timing")
     parser.add_argument("--from-cells", type=Path, help="re-render the tables and figure from a cells.csv")
+    parser.add_argument("--no-timing", action="store_true", help="leave out the timing at n = 10^6")
     args = parser.parse_args(argv)
     results, start = Results(), time.perf_counter()
     if args.from_cells is not None:
@@ -150,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     ib.write_cells(cells, args.out / "cells.csv")
     report(results, cells)
-    if args.from_cells is None:
+    if not args.no_timing:
         timing(results, n=10_000 if args.tiny else 1_000_000, repeats=1 if args.tiny else args.repeats)
     tables = [
         f"## {m}: coverage (%) of the population mean\n\n{ib.coverage_table(cells, m).to_markdown()}\n"
