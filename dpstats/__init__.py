@@ -43,6 +43,7 @@ _LAZY = {
     "descriptive": "descriptive",
     "estimators": "estimators",
     "histogram": "descriptive",
+    "hypothesis": "hypothesis",
     "inference": "inference",
     "linear_model": "linear_model",
     "logistic_regression": "linear_model",

@@ -41,7 +41,7 @@ __all__ = ["FAMILIES", "Cases", "Declaration", "Example", "declare", "declaratio
 
 #: The families, bottom first: a family may use the releases of the families before it (a private quantile of row
 #: norms bounds a PCA; an interval releases a private variance). Each is the subpackage ``dpstats.<family>``.
-FAMILIES = ("descriptive", "decomposition", "linear_model", "inference")
+FAMILIES = ("descriptive", "decomposition", "linear_model", "hypothesis", "inference")
 
 #: The engines a release can run on.
 ENGINES = ("numpy", "dask")
