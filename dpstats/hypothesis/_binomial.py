@@ -11,10 +11,10 @@ The p-value: under the null K ~ Binomial(n, p), so the null distribution of T is
     P(T' >= t) = Σ_k C(n, k) p^k (1 − p)^{n−k} · P(η >= t − k),
 
 (and likewise P(T' <= t)), computed over the binomial's support within 12 standard deviations of n·p; the mass
-outside that window and, for discrete Gaussian noise, the error of its distribution function are added, so the
-p-value is never below the exact one. ``"greater"`` is P(T' >= t), ``"less"`` P(T' <= t), ``"two-sided"`` twice the
-smaller (at most 1). Each is a valid p-value for the private statistic: P(p <= u) <= u under the null, for the exact
-noise, at every n. Nothing is simulated.
+outside that window, a bound on the rounding of the binomial's log-probabilities and, for discrete Gaussian noise,
+the error of its distribution function are added, so the p-value is never below the exact one. ``"greater"`` is
+P(T' >= t), ``"less"`` P(T' <= t), ``"two-sided"`` twice the smaller (at most 1). Each is a valid p-value for the
+private statistic: P(p <= u) <= u under the null, for the exact noise, at every n. Nothing is simulated.
 
 This is the test of Awan & Slavković (NeurIPS 2018) with dpstats' count in place of their Tulap noise: they show
 that the uniformly most powerful ε-DP test of a binomial proportion is a test on K + Tulap noise (Tulap: a discrete
@@ -115,8 +115,8 @@ def binomtest(
         The proportion under the null, 0 < p < 1.
     alternative : {"two-sided", "less", "greater"}
         As scipy's: "less" tests whether the proportion is below ``p``.
-    confidence_level : float, default 0.95
-        The level of ``ci``, the interval for the population proportion.
+    confidence_level : float or None, default 0.95
+        The level of ``ci``, the interval for the population proportion (None: no interval).
     privacy_unit, max_rows
         As in :func:`dpstats.mean`, with ``max_rows=1``: one record per unit, chosen at random (n is then N, the
         number of units).
@@ -168,7 +168,7 @@ def binomtest(
         null=f"the population proportion of ones is {p:g}",
         method=METHOD,
         released={"count": count, "n": n},
-        ci=proportion_interval(count, n, model, confidence_level),
+        ci=None if confidence_level is None else proportion_interval(count, n, model, confidence_level),
         confidence_level=confidence_level,
     )
 
@@ -183,18 +183,24 @@ def _check_binary(values: np.ndarray) -> None:
         )
 
 
-def tails(count: float, n: int, p: float, model: NoiseModel) -> tuple[float, float]:
-    """Upper bounds on (P(T' >= count), P(T' <= count)) for T' = Binomial(n, p) + the noise (module docstring)."""
+def tails(count: float, n: int, p: float, model: NoiseModel, which: str = "both") -> tuple[float, float]:
+    """Upper bounds on (P(T' >= count), P(T' <= count)) for T' = Binomial(n, p) + the noise (module docstring);
+    ``which`` = "upper" or "lower" computes only that one (the other is returned as nan)."""
+    from scipy.special import gammaln
     from scipy.stats import binom
 
     sd = math.sqrt(n * p * (1.0 - p))
     first = max(0, math.floor(n * p - _WINDOW * sd) - 2)
     last = min(n, math.ceil(n * p + _WINDOW * sd) + 2)
     k = np.arange(first, last + 1, dtype=np.float64)
-    pmf = binom.pmf(k, n, p)
-    lost = float(binom.cdf(first - 1, n, p) + binom.sf(last, n, p)) + model.cdf_error
-    upper = float(pmf @ model.sf(count - k)) + lost
-    lower = float(pmf @ model.cdf(count - k)) + lost
+    log_pmf = gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0) + k * math.log(p) + (n - k) * math.log1p(-p)
+    pmf = np.exp(log_pmf)
+    # the mass outside the window, the noise's distribution function's error, and the rounding of the log-pmf
+    # (each term of size at most L = log n! + n(|log p| + |log(1 − p)|), computed with a relative error of 2^-52)
+    rounding = 8.0 * 2.0**-52 * (float(gammaln(n + 1.0)) + n * (abs(math.log(p)) + abs(math.log1p(-p)))) + 1e-15
+    lost = float(binom.cdf(first - 1, n, p) + binom.sf(last, n, p)) + model.cdf_error + rounding
+    upper = float(pmf @ model.sf(count - k)) + lost if which in ("both", "upper") else math.nan
+    lower = float(pmf @ model.cdf(count - k)) + lost if which in ("both", "lower") else math.nan
     return min(upper, 1.0), min(lower, 1.0)
 
 
@@ -204,21 +210,26 @@ def proportion_interval(count: float, n: int, model: NoiseModel, level: float) -
     eps = 1e-12
 
     def above(q: float) -> float:  # increasing in q
-        return tails(count, n, q, model)[0] - beta
+        return tails(count, n, q, model, "upper")[0] - beta
 
     def below(q: float) -> float:  # decreasing in q
-        return tails(count, n, q, model)[1] - beta
+        return tails(count, n, q, model, "lower")[1] - beta
 
-    low = _end(above, eps, 1.0 - eps, 0.0, 1.0)
-    high = _end(below, 1.0 - eps, eps, 1.0, 0.0)
+    estimate = min(max(count / n, eps), 1.0 - eps)
+    spread = math.sqrt(estimate * (1.0 - estimate) / n + model.variance() / n**2) + 1.0 / n
+    low = _end(above, eps, 1.0 - eps, 0.0, 1.0, (estimate - 12.0 * spread, estimate))
+    high = _end(below, 1.0 - eps, eps, 1.0, 0.0, (estimate, estimate + 12.0 * spread))
     return float(min(low, high)), float(max(low, high))
 
 
-def _end(f, start: float, stop: float, at_start: float, at_stop: float) -> float:
+def _end(f, start: float, stop: float, at_start: float, at_stop: float, near: tuple[float, float]) -> float:
     """The root of the monotone ``f`` between ``start`` and ``stop`` (``at_start`` if f(start) >= 0 already,
-    ``at_stop`` if f(stop) < 0 still)."""
+    ``at_stop`` if f(stop) < 0 still), bracketed first within ``near`` (a normal approximation's reach)."""
     from scipy.optimize import brentq
 
+    a, b = (max(near[0], min(start, stop)), min(near[1], max(start, stop)))
+    if a < b and f(a) * f(b) < 0.0:
+        return brentq(f, a, b, xtol=1e-9, rtol=1e-7)
     if f(start) >= 0.0:
         return at_start
     if f(stop) < 0.0:

@@ -18,23 +18,23 @@ one sample; after, likewise. Hence (``tests/test_hypothesis.py`` and the sensiti
   bounded), moves by at most Σ_j |ΔW_j| <= 2(n − 1): each W_j not holding i before or after changes by at most n_j,
   the one i leaves and the one it joins by at most (n − 1)/2 each, and Σ_j n_j over the others is <= n − 2.
 
-The releases: W_x (or K) with the test's share of ε (9/10) and sensitivity n − 1 (2(n − 1)), and the sizes of the
-samples (1/10: n_x, sensitivity 1; for k samples the k counts, L1 2, L2 √2), in one charge.
+The releases: W_x (or K) with the test's share of ε (19/20) and sensitivity n − 1 (2(n − 1)), and the sizes of the
+samples (1/20: n_x, sensitivity 1; for k samples the k counts, L1 2, L2 √2), in one charge.
 
 The null: under H0 (the samples from one continuous distribution) the ranks are a uniformly random permutation of
 1..n given the sizes, whatever the distribution — W_x and K are distribution-free. Their null distributions are
 simulated: B random permutations split by the sizes (exact, for n <= 2000), or, for larger n, the W_j drawn from
-their exact multivariate normal limit (mean 0, Cov(W_j, W_l) = (n + 1)/12 · (n_j·δ_jl − n_j·n_l/n); the rank sums
-of a random subset have lighter tails than the normal, so this reference errs on the conservative side), then
-rounded to the release's grid and given the exact noise. The sizes are the nuisance parameter: W_j's spread grows
-as the sizes approach balance (Var W_j = n_j(n − n_j)(n + 1)/12). A plain plug-in of noisy sizes is not enough — a
-size pushed towards 0 by the noise shrinks the reference and inflates the type-I error (measured: 0.09 at α = 0.05
-for n = 1000, ε = 0.1) — so the reference takes, among the sizes within three noise standard deviations of the
-released ones, those closest to equal (:func:`~dpstats.hypothesis._result.balanced_sizes`): the plug-in where the
-sizes are precise, a conservative reference where they are not. Couch et al. simulate their reference with equal
-sizes, which is conservative in the same way but loses power for unequal samples whatever n·ε; releasing the
-sizes costs a tenth of ε. With ties the midranks' statistic has a smaller spread than the untied permutations
-simulated, so the test stays conservative.
+their exact multivariate normal limit (mean 0, Cov(W_j, W_l) = (n + 1)/12 · (n·n_j·δ_jl − n_j·n_l); the rank sums of
+a random subset have lighter tails than the normal, so this reference errs on the conservative side), then rounded
+to the release's grid and given the exact noise. The sizes are the nuisance parameter: W_j's spread grows as the
+sizes approach balance (Var W_j = n_j(n − n_j)(n + 1)/12). A plain plug-in of noisy sizes is not enough — a size
+pushed towards 0 by the noise shrinks the reference and inflates the type-I error (measured: 0.09 at α = 0.05 for n
+= 1000, ε = 0.1) — so the reference takes, among the sizes within three noise standard deviations of the released
+ones, those closest to equal (:func:`~dpstats.hypothesis._result.balanced_sizes`): the plug-in where the sizes are
+precise, a conservative reference where they are not. Couch et al. simulate their reference with equal sizes, which
+is conservative in the same way but loses power for unequal samples whatever n·ε; releasing the sizes costs a
+twentieth of ε (a noise 5 % larger on the statistic). With ties the midranks' statistic has a smaller spread than
+the untied permutations simulated, so the test stays conservative.
 
 References
 ----------
@@ -69,8 +69,8 @@ from ._result import (
 
 __all__ = ["kruskal", "mannwhitneyu", "rank_sums"]
 
-#: The budget's shares: the rank statistic, the sizes.
-SHARES = (9, 1)
+#: The budget's shares: the rank statistic, the sizes (the sizes only place the null's reference).
+SHARES = (19, 1)
 #: Up to this n the permutations are drawn exactly; beyond, the rank sums' normal limit.
 EXACT = 2000
 
@@ -107,7 +107,7 @@ def mannwhitneyu(
     """Private Mann–Whitney U test: do x and y come from the same distribution? (scipy.stats.mannwhitneyu)
 
     Releases the centred rank sum W = U_x − n_x·n_y/2 of ``x`` in the pooled sample (sensitivity n − 1) and the
-    size of ``x`` (sensitivity 1; ε split 9 : 1), and computes the p-value from the distribution-free permutation
+    size of ``x`` (sensitivity 1; ε split 19 : 1), and computes the p-value from the distribution-free permutation
     null at the noisy size, the exact noise added (module docstring). No bounds are needed: ranks are bounded.
 
     Parameters
@@ -151,7 +151,7 @@ def mannwhitneyu(
     ]
     note = (
         f"mannwhitneyu: the centred rank sum of x in the pooled sample of n = {n} (public) and the size of x, "
-        "epsilon split 9 : 1"
+        "epsilon split 19 : 1"
     )
     w, size = charged("mannwhitneyu", plans, rng=rng, accountant=accountant, note=note, relation="row")
     sizes = balanced_sizes([size, n - size], n, noise_of(plans[1]))
@@ -190,7 +190,7 @@ def kruskal(
 
     ``samples`` is one sequence of the k samples (scipy takes ``*samples``; here ε follows the data, as in every
     dpstats release). Releases Couch et al.'s statistic K = Σ_j |W_j| (W_j the centred rank sum of sample j;
-    sensitivity 2(n − 1)) and the sizes (L1 sensitivity 2; ε split 9 : 1), and computes the p-value from the
+    sensitivity 2(n − 1)) and the sizes (L1 sensitivity 2; ε split 19 : 1), and computes the p-value from the
     distribution-free permutation null at the noisy sizes, the exact noise added (module docstring).
 
     Parameters
@@ -234,7 +234,7 @@ def kruskal(
     ]
     note = (
         f"kruskal: the sum of the absolute centred rank sums of {k} samples in the pooled sample of n = {n} "
-        "(public) and their sizes, epsilon split 9 : 1"
+        "(public) and their sizes, epsilon split 19 : 1"
     )
     total, sizes = charged("kruskal", plans, rng=rng, accountant=accountant, note=note, relation="row")
     draws = rank_sums(n, balanced_sizes(sizes, n, noise_of(plans[1])), n_resamples, rng)
@@ -273,8 +273,10 @@ def rank_sums(n: int, sizes: np.ndarray, draws: int, rng: np.random.Generator) -
     random permutations for n <= :data:`EXACT`, else the multivariate normal limit (module docstring)."""
     sizes = np.asarray(sizes, dtype=np.int64)
     if n > EXACT:
-        z = rng.standard_normal((draws, sizes.size)) * np.sqrt(sizes)
-        return math.sqrt((n + 1) / 12.0) * (z - sizes * z.sum(axis=1, keepdims=True) / n)
+        # y = √n_j·z_j (z standard normal); W = √(n(n + 1)/12)·(y − n_j·Σ_l y_l / n) has the rank sums' covariance
+        # (n + 1)/12·(n·n_j·δ_jl − n_j·n_l), as Σ_j n_j = n
+        y = rng.standard_normal((draws, sizes.size)) * np.sqrt(sizes)
+        return math.sqrt(n * (n + 1) / 12.0) * (y - sizes * y.sum(axis=1, keepdims=True) / n)
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     ranks = np.arange(1, n + 1, dtype=np.int32)
     out = np.empty((draws, sizes.size))

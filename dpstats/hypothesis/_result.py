@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._constraints import Checked, Integer, Options, Real
+from .._constraints import Checked, Integer, NoneOr, Options, Real
 from .._engine import as_array, bound_rows, take_units
 from .._engine.tables import from_table
 from .._release import release
@@ -38,8 +38,8 @@ __all__ = [
 
 #: scipy's ``alternative``.
 ALTERNATIVE = Options("two-sided", "less", "greater")
-#: The confidence level of a test's interval (scipy's ``confidence_level``).
-LEVEL = Real(0.0, 1.0)
+#: The confidence level of a test's interval (scipy's ``confidence_level``; None: no interval).
+LEVEL = NoneOr(Real(0.0, 1.0))
 #: The number of Monte Carlo draws of a simulated null: the p-value (1 + #)/(B + 1) is valid for any B.
 RESAMPLES = Integer(1, 10**6)
 #: A sequence of samples (``kruskal``, ``f_oneway``): its data constraint's description.

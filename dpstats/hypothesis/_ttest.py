@@ -96,10 +96,10 @@ def ttest_1samp(
     clip : bool, default False
         Clip values outside ``bounds`` instead of refusing them: the test is then about the mean of the clipped
         variable.
-    confidence_level : float, default 0.95
-        The level of ``ci``, the interval for the population mean: :func:`dpstats.mean`'s interval on the same
-        releases (:mod:`dpstats.inference._mean`; with its own simulation draws, so near the boundary it can
-        disagree with the p-value by the Monte Carlo error).
+    confidence_level : float or None, default 0.95
+        The level of ``ci``, the interval for the population mean (None: no interval): :func:`dpstats.mean`'s
+        interval on the same releases (:mod:`dpstats.inference._mean`; with its own simulation draws, so near the
+        boundary it can disagree with the p-value by the Monte Carlo error).
     n_resamples : int, default 2000
         B, the number of simulated draws of the null.
     privacy_unit, max_rows
@@ -163,6 +163,24 @@ def ttest_1samp(
         moments.variances(shift),
         alternative,
     )
+    ci = None if confidence_level is None else _mean_interval(r, confidence_level, rng, n_resamples)
+    mean = r.midpoint + float(np.clip(r.sums[0] / r.n, -r.half, r.half))
+    return HypothesisResult(
+        statistic=observed,
+        pvalue=pvalue,
+        test="ttest_1samp",
+        alternative=alternative,
+        null=f"the population mean of a{' (clipped to the bounds)' if clip else ''} is {float(popmean):g}",
+        method=ONE_METHOD,
+        released={**r.public(), "mean": mean},
+        ci=ci,
+        confidence_level=confidence_level,
+        n_resamples=n_resamples,
+    )
+
+
+def _mean_interval(r, level: float, rng, draws: int) -> tuple[float, float]:
+    """dpstats.mean's interval (:func:`dpstats.inference._mean.mean_interval`) on the one sample's releases."""
     releases = MeanReleases(
         total=float(r.sums[0]),
         count=float(r.n),
@@ -173,20 +191,8 @@ def ttest_1samp(
         squares=float(r.squares[0]),
         noise_squares=r.noise_square,
     )
-    low, high, _ = mean_interval(releases, confidence_level, rng, n_resamples)
-    mean = r.midpoint + float(np.clip(r.sums[0] / r.n, -r.half, r.half))
-    return HypothesisResult(
-        statistic=observed,
-        pvalue=pvalue,
-        test="ttest_1samp",
-        alternative=alternative,
-        null=f"the population mean of a{' (clipped to the bounds)' if clip else ''} is {float(popmean):g}",
-        method=ONE_METHOD,
-        released={**r.public(), "mean": mean},
-        ci=(float(low), float(high)),
-        confidence_level=confidence_level,
-        n_resamples=n_resamples,
-    )
+    low, high, _ = mean_interval(releases, level, rng, draws)
+    return float(low), float(high)
 
 
 @declare(
@@ -241,8 +247,9 @@ def ttest_ind(
         As scipy's: "less" tests whether the mean of ``a``'s population is below ``b``'s.
     clip : bool, default False
         Clip values outside ``bounds`` (the test is then about the clipped variable).
-    confidence_level : float, default 0.95
-        The level of ``ci``, the interval for the difference of the means (a − b), by inverting the test.
+    confidence_level : float or None, default 0.95
+        The level of ``ci``, the interval for the difference of the means (a − b), by inverting the test (None: no
+        interval).
     n_resamples : int, default 2000
         B, the number of simulated draws of the null.
     rng, accountant, noise
@@ -281,7 +288,9 @@ def ttest_ind(
     )
     offsets, se2, _ = moments.parts(r.sums, r.counts, r.squares, shifts)
     estimate = float(offsets[0] - offsets[1])
-    ci = difference_interval(moments, world, confidence_level, estimate, math.sqrt(float(se2.sum())))
+    ci = None
+    if confidence_level is not None:
+        ci = difference_interval(moments, world, confidence_level, estimate, math.sqrt(float(se2.sum())))
     return HypothesisResult(
         statistic=observed,
         pvalue=pvalue,
