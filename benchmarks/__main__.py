@@ -30,6 +30,7 @@ MODULES = [
     "bench_covariance_trace",
     "bench_pca_peers",
     "bench_intervals",
+    "bench_hypothesis",
 ]
 
 
