@@ -30,7 +30,7 @@ B = 99
 #: Rejections above this in R runs refuse the test: the 0.999-quantile of Binomial(R, α).
 THRESHOLD = int(binom.ppf(0.999, R, ALPHA))
 #: (n, ε): a small sample, and a large n·ε (where the noise is small beside the sampling error).
-CELLS = ((30, 1.0), (1000, 4.0))
+CELLS = ((30, 0.5), (1000, 4.0))
 
 
 def _rejections(method: str, test: str, n: int, epsilon: float, effect: float = 0.0, reps: int = R) -> int:
