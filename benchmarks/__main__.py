@@ -31,6 +31,8 @@ MODULES = [
     "bench_covariance_trace",
     "bench_pca_peers",
     "bench_linreg",
+    "bench_intervals",
+    "bench_hypothesis",
 ]
 
 

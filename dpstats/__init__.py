@@ -31,6 +31,7 @@ __version__ = "0.1.0"
 # public name -> submodule that defines it (imported on first use, PEP 562); a name equal to its module is the module
 _LAZY = {
     "Accountant": "accounting",
+    "Estimate": "inference",
     "accounting": "accounting",
     "audit": "audit",
     "amin_eigen": "decomposition",
@@ -42,6 +43,7 @@ _LAZY = {
     "descriptive": "descriptive",
     "estimators": "estimators",
     "histogram": "descriptive",
+    "hypothesis": "hypothesis",
     "inference": "inference",
     "linear_model": "linear_model",
     "linear_regression": "linear_model",

@@ -414,10 +414,11 @@ class NormBound(Constraint):
 class Data(Checked):
     """A data parameter (read through :mod:`dpstats._engine`, checked in the statistic's own pass); ``kind`` names
     its shape for the battery: ``"values"`` (1-D numbers, or a table's numeric columns), ``"matrix"`` (n × d rows),
-    ``"labels"`` (one label per row), ``"records"`` (any rows: a count reads no values)."""
+    ``"labels"`` (one label per row), ``"records"`` (any rows: a count reads no values), ``"samples"`` (a sequence
+    of at least two 1-D samples of numbers: the k-sample tests of :mod:`dpstats.hypothesis`)."""
 
     def __init__(self, kind: str, what: str = ""):
-        self.kind = check_choice(kind, "kind", ("values", "matrix", "labels", "records"))
+        self.kind = check_choice(kind, "kind", ("values", "matrix", "labels", "records", "samples"))
         super().__init__(what or kind)
 
 

@@ -52,7 +52,7 @@ __all__ = ["FAMILIES", "Audit", "Cases", "Declaration", "Example", "declare", "d
 
 #: The families, bottom first: a family may use the releases of the families before it (a private quantile of row
 #: norms bounds a PCA; an interval releases a private variance). Each is the subpackage ``dpstats.<family>``.
-FAMILIES = ("descriptive", "decomposition", "linear_model", "inference")
+FAMILIES = ("descriptive", "decomposition", "linear_model", "hypothesis", "inference")
 
 #: The engines a release can run on.
 ENGINES = ("numpy", "dask")

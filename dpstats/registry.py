@@ -14,7 +14,7 @@ checker, the audits and the Dask agreement test read them; ``CONTRIBUTING.md`` s
 
 from __future__ import annotations
 
-from . import decomposition, descriptive, inference, linear_model  # noqa: F401 (each family declares its releases)
+from . import decomposition, descriptive, hypothesis, inference, linear_model  # noqa: F401 (each family declares its releases)
 from ._registry import FAMILIES, Cases, Declaration, Example, declarations
 
 __all__ = ["FAMILIES", "Cases", "Declaration", "Example", "get", "releases"]

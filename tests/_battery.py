@@ -1308,6 +1308,20 @@ def _data_of_kind(kind: str) -> dict:
             "strings": LABELS.astype(str),
             "nan": np.where(LABELS > 0, math.nan, 1.0),
         }
+    if kind == "samples":  # a sequence of samples (dpstats.hypothesis' k-sample tests)
+        return {
+            "one sample": [x],
+            "no sample": [],
+            "None": None,
+            "scalar": 0.5,
+            "an array (not a sequence of samples)": x,
+            "a string": "ab",
+            "a dict": {"a": x, "b": x},
+            "a sample of size 0": [x, []],
+            "a 2-D sample": [x, np.zeros((3, 2))],
+            "nan": [x, np.array([0.1, math.nan])],
+            "strings": [x, np.array(["0.1", "0.2"])],
+        }
     return {"no length": 5, "None": None}
 
 

@@ -22,9 +22,12 @@ PACKAGE = ROOT / "dpstats"
 #: Bottom first; a module may import from its own layer or below. A name ending in ".*" is a whole subpackage.
 def _layers() -> list[list[str]]:
     """Bottom first. The families (``dpstats.registry.FAMILIES``, each a folder) lie between the release path and the
-    public registry, in their order; ``preprocessing`` (row maps, some with a private bound) above the first."""
-    families = [[f"dpstats.{family}.*"] for family in FAMILIES]
+    public registry, in their order; ``preprocessing`` (row maps, some with a private bound) above the first.
+    ``inference`` is the exception: its intervals are post-processing that the releases taking ``ci=`` call (the
+    descriptive statistics, linear regression), so it lies just above the release path, below every family."""
+    families = [[f"dpstats.{family}.*"] for family in FAMILIES if family != "inference"]
     families.insert(1, ["dpstats.preprocessing"])
+    families.insert(0, ["dpstats.inference.*"])
     return [
         [
             "dpstats.exceptions",

@@ -128,7 +128,7 @@ DECLARED = registry.releases()
 
 def test_every_family_declares_its_releases():
     assert set(registry.FAMILIES) >= {d.family for d in DECLARED.values()}
-    for family in ("descriptive", "decomposition", "linear_model"):
+    for family in ("descriptive", "decomposition", "linear_model", "hypothesis"):
         assert registry.releases(family), family
 
 
@@ -160,8 +160,10 @@ def test_every_release_has_test_cases(name):
 
 @pytest.mark.parametrize("name", DECLARED)
 def test_every_release_is_the_public_name(name):
-    assert getattr(dps, name, None) is DECLARED[name].function or (
-        getattr(dps.preprocessing, name, None) is DECLARED[name].function
+    """dps.<name>, or for a family reached as a module (dps.preprocessing, dps.hypothesis) dps.<family>.<name>."""
+    function = DECLARED[name].function
+    assert getattr(dps, name, None) is function or any(
+        getattr(module, name, None) is function for module in (dps.preprocessing, dps.hypothesis)
     )
 
 

@@ -45,6 +45,8 @@ API_MODULES = {
     "dpstats.compendium.comparison": "The compendium: published vs reproduced tables.",
     "dpstats.compendium.pca_benchmark": "The compendium: the private-PCA benchmark (every mechanism, its peers, "
     "the winners per cell).",
+    "dpstats.compendium.interval_benchmark": "The compendium: the coverage benchmark of confidence intervals (an "
+    "oracle, the noise-only interval, OpenDP).",
     "dpstats.compendium.reports": "The compendium: the report runner behind ``dpstats report``.",
     "dpstats.compendium.exceptions": "The compendium's errors (data sets missing or not downloaded).",
 }

@@ -51,6 +51,11 @@ def _one_unit():
     return neighbours_of_a_unit(0.0, 1.0, units=4, max_rows=3)
 
 
+def _interval(result):
+    """An Estimate as the numbers a golden release records: the estimate and the interval's ends."""
+    return [float(result.estimate), *(float(v) for v in result.ci)]
+
+
 def _golden(*names):
     return lambda: tuple(getattr(ex.golden(), n) for n in names)
 
@@ -328,6 +333,31 @@ def mean() -> Cases:
                 keywords=("privacy_unit",),
                 neighbours=_one_unit,
             ),
+            Example(
+                "mean ci", _first(_at_bounds()), {"epsilon": EPS, "bounds": (0, 1), "ci": 0.95}, neighbours=_at_bounds()
+            ),
+            Example(
+                "mean ci gaussian",
+                _first(_at_bounds()),
+                {"epsilon": EPS, "delta": DELTA, "bounds": (0, 1), "ci": 0.9},
+                neighbours=_at_bounds(),
+            ),
+            Example(
+                "mean ci units",
+                _first(_one_unit),
+                {"epsilon": EPS, "bounds": (0, 1), "max_rows": 3, "ci": 0.95},
+                keywords=("privacy_unit",),
+                neighbours=_one_unit,
+            ),
+            Example("mean_ci", _golden("x"), {"epsilon": 1.0, "bounds": (0, 1), "ci": 0.95}, output=_interval, seed=90),
+            Example(
+                "mean_ci_units",
+                _golden_units("x", "x"),
+                {"epsilon": 1.0, "bounds": (0, 1), "max_rows": 3, "ci": 0.95},
+                keywords=("privacy_unit",),
+                output=_interval,
+                seed=91,
+            ),
             *_grouped("mean"),
             Example("mean_laplace", _golden("x"), {"epsilon": 1.0, "bounds": (0, 1)}, seed=1),
             Example("mean_gauss", _golden("x"), {"epsilon": 1.0, "delta": 1e-6, "bounds": (0, 1)}, seed=2),
@@ -428,6 +458,15 @@ def variance() -> Cases:
                 {"epsilon": EPS, "bounds": (0, 1), "max_rows": 3},
                 keywords=("privacy_unit",),
                 neighbours=_one_unit,
+            ),
+            Example(
+                "variance ci",
+                _first(_at_bounds()),
+                {"epsilon": EPS, "bounds": (0, 1), "ci": 0.95},
+                neighbours=_at_bounds(),
+            ),
+            Example(
+                "variance_ci", _golden("x"), {"epsilon": 1.0, "bounds": (0, 1), "ci": 0.95}, output=_interval, seed=92
             ),
             Example("variance_laplace", _golden("x"), {"epsilon": 1.0, "bounds": (0, 1)}, seed=7),
             Example(
@@ -687,6 +726,19 @@ def quantile() -> Cases:
                 _first(_at_bounds()),
                 {"q": [0.25, 0.75], "epsilon": EPS, "bounds": (0, 1), "grid_size": 64},
                 neighbours=_at_bounds(),
+            ),
+            Example(
+                "quantile ci",
+                _first(_at_bounds()),
+                {"q": 0.5, "epsilon": EPS, "bounds": (0, 1), "grid_size": 256, "ci": 0.95},
+                neighbours=_at_bounds(),
+            ),
+            Example(
+                "quantile_ci",
+                _golden("x"),
+                {"q": 0.5, "epsilon": 1.0, "bounds": (0, 1), "ci": 0.95},
+                output=_interval,
+                seed=93,
             ),
             Example("quantile", _golden("x"), {"q": 0.5, "epsilon": 1.0, "bounds": (0, 1)}, seed=12),
             Example("quantiles", _golden("x"), {"q": [0.1, 0.9], "epsilon": 1.0, "bounds": (0, 1)}, seed=13),

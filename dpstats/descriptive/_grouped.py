@@ -119,6 +119,7 @@ from ..accounting import Relation
 from ..exceptions import DataValidationError, OutOfBoundsError, ParameterError
 from ..noise.release import Statistic
 from ..noise.selection import MAX_GROUPS, Selection, calibrate_selection
+from . import _intervals as intervals
 
 __all__ = ["SHARES", "Grouping", "grouped", "quantile_sensitivity"]
 
@@ -130,7 +131,10 @@ SHARES = {
     "mean": {"shifted": 2, "count": 1},
     "variance": {"squares": 1, "shifted": 1, "count": 1},
     "quantile": {"quantile": 1},
+    "mean interval": {"shifted": 4, "count": 2, "squares": 1},  # a mean with its interval per key (ci=)
 }
+#: The kinds whose pieces include the shifted sum of squares Q.
+_SQUARES = ("variance", "mean interval")
 #: The fraction of the target rank's rounding in a quantile's utility (:mod:`dpstats.descriptive._quantiles`).
 _TARGET_ROUNDING = Fraction(1, 1 << 10)
 
@@ -250,7 +254,13 @@ class Grouping:
                 f"composition across keys: a replaced unit moves at most {2 * k} keys, one vector release over the "
                 f"keys with its {bound} bound over the keys"
             )
-        return f"grouped {self.kind} {where}; {unit}; {how}"
+        what = self.kind
+        if self.kind == "mean interval":
+            what = (
+                "mean with a confidence interval per key (shifted sums, counts and shifted sums of squares, "
+                "epsilon split 4 : 2 : 1; the intervals computed from them)"
+            )
+        return f"grouped {what} {where}; {unit}; {how}"
 
 
 def prepare(
@@ -417,7 +427,7 @@ def group_table(grouping: Grouping, rng, *, grid: FixedPoint | None = None, clip
         weights=grouping.policy == "weighted",
         grid=grid,
         clip=clip,
-        squares=grouping.kind == "variance",
+        squares=grouping.kind in _SQUARES,
         cells=cells,
         categories=None if grouping.categories is None else tuple(grouping.categories),
         name=grouping.key_label,
@@ -528,12 +538,18 @@ def grouped(
     keys_in_x: bool = False,
     name: str | None = None,
     mechanism: str | None = None,
+    interval: float | None = None,
 ):
     """A grouped count, sum, mean or variance (module docstring); every declared parameter was checked at the
-    release's entry point; ``mechanism`` names it in the ledger (default: ``kind``).
+    release's entry point; ``mechanism`` names it in the ledger (default: ``kind``). ``interval``: a confidence
+    level, for a mean with an interval per key (:mod:`dpstats.descriptive._intervals`).
 
-    Returns a pandas Series (DataFrame for several columns) indexed by the released keys, or a polars DataFrame.
+    Returns a pandas Series (DataFrame for several columns) indexed by the released keys, or a polars DataFrame
+    (with ``interval``, a :class:`~dpstats.inference.Estimate` of them).
     """
+    if interval is not None:
+        intervals.check_grouped(kind, categories, privacy_unit, max_rows)
+        kind, mechanism = "mean interval", "mean"
     grouping = prepare(
         kind,
         x,
@@ -577,7 +593,14 @@ def grouped(
     noisy = {piece: _apply(group, index, rng) for piece, group in plans.items()}
     if grouping.reuse and chosen is not None:
         noisy["count"] = counts.reshape(index.size, 1)
-    return keyed(grouping, released_keys(grouping, table, index), _combine(kind, noisy, bounded), name=name)
+    keys = released_keys(grouping, table, index)
+    result = keyed(grouping, keys, _combine(kind, noisy, bounded), name=name)
+    if interval is None:
+        return result
+    if grouping.columns != 1:
+        raise DataValidationError("ci with by= takes one column of values; got several: pass x[column]")
+    noises = {piece: group[0].noises[0] for piece, group in plans.items()}
+    return intervals.grouped_mean(result, keys, noisy, noises, bounded, interval, grouping, clip=clip, rng=rng)
 
 
 def _checked(grouping: Grouping, bounds, clip: bool):
@@ -596,7 +619,7 @@ def _checked(grouping: Grouping, bounds, clip: bool):
             f"bounds must be one pair per column of x ({grouping.columns} columns); got shapes {np.shape(lower)} "
             f"and {np.shape(upper)}"
         ) from err
-    squares = grouping.kind == "variance"
+    squares = grouping.kind in _SQUARES
     values = grouping.values if np.ndim(grouping.values) == 2 else grouping.values.reshape(-1, 1)
     found = bounded_sums(values, lower, upper, axis=0, clip=clip, squares=squares)  # every value checked
     return FixedPoint.of(lower, upper, squares), _Bounds.of(found)
@@ -653,7 +676,7 @@ def _pieces(grouping: Grouping, table: KeyTable, bounds) -> dict[str, _Piece]:
     width = hi - lo
     twice = 2 * total - rows[:, None] * middle  # Σ(2q − (q_lo + q_hi)) = 2S/h
     pieces = {"shifted": _Piece(twice, h / 2, list(m * width / 2), list(m * width), "data units (sum of x − x̄)")}
-    if grouping.kind == "variance":
+    if grouping.kind in _SQUARES:
         squares = per_key(grouping, table, table.exact_squares())
         four = 4 * squares - 4 * middle * total + rows[:, None] * middle * middle  # 4Q/h²
         quarter = list(m * width * width / 4)
@@ -716,7 +739,7 @@ def _combine(kind: str, noisy: dict, bounds) -> np.ndarray:
     if kind == "sum":
         return noisy["sum"]
     count = np.maximum(noisy["count"], 1.0)
-    if kind == "mean":
+    if kind in ("mean", "mean interval"):
         return bounds.midpoint() + noisy["shifted"] / count
     return noisy["squares"] / count - (noisy["shifted"] / count) ** 2
 
@@ -732,7 +755,7 @@ def keyed(grouping: Grouping, keys, values: np.ndarray, *, name=None):
         import polars as pl
 
         key = "key" if grouping.key_name is None else str(grouping.key_name)
-        names = columns if columns else [str(label if label is not None else grouping.kind)]
+        names = columns if columns else [str(label if label is not None else grouping.kind.split()[0])]
         return pl.DataFrame({key: keys, **{str(c): values[:, j] for j, c in enumerate(names)}})
     import pandas as pd
 

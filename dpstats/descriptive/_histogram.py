@@ -33,7 +33,7 @@ from ..noise.selection import MAX_GROUPS
 from ._grouped import grouped
 from ._previews import histogram_preview
 
-__all__ = ["MAX_BINS", "histogram"]
+__all__ = ["MAX_BINS", "category_codes", "histogram"]
 
 #: The most equal-width bins a histogram takes: its counts and edges then take 256 MiB; more would be refused by
 #: the memory they need, after the data were read (and a count of about one record per bin is pure noise anyway).
@@ -224,7 +224,7 @@ def _categorical(x, epsilon: float, delta: float, categories: list, other, units
     values, table = labels(x, "x")
     if values.size == 0:
         raise DataValidationError("x must hold at least one record; got an empty array")
-    codes = _category_codes(values, {c: i for i, c in enumerate(categories)})
+    codes = category_codes(values, {c: i for i, c in enumerate(categories)})
     outside = codes < 0
     if outside.any():
         if other is None:
@@ -242,7 +242,7 @@ def _categorical(x, epsilon: float, delta: float, categories: list, other, units
     return (noisy if table is None else table.indexed(noisy, names)), names
 
 
-def _category_codes(values: np.ndarray, index: dict) -> np.ndarray:
+def category_codes(values: np.ndarray, index: dict) -> np.ndarray:
     """The position of each value in the categories (−1 outside), looking up each distinct value once."""
     try:
         distinct, inverse = np.unique(values, return_inverse=True)

@@ -81,7 +81,7 @@ from functools import partial
 import numpy as np
 
 from .._constraints import BOUNDS, NOISE, UNITS, Checked, Data, Flag, grouping, privacy
-from .._engine import Bounded, as_array, bounded_sums, bounded_unit_sums, engine_of, take_units
+from .._engine import Bounded, as_array, bound_rows, bounded_sums, bounded_unit_sums, engine_of, take_units
 from .._engine.tables import TableSource, from_table
 from .._kernels.fixed_point import BoundedSums
 from .._registry import declare
@@ -89,10 +89,13 @@ from .._release import plan, release, split_budget, unit_ratio_statements
 from .._validation import check_bounds
 from ..accounting import Accountant, Relation
 from ..exceptions import DataValidationError, ParameterError
+from ..inference._estimate import Level
 from ..noise.release import Statistic
 from ..noise.selection import MAX_GROUPS
+from . import _intervals as intervals
 from ._grouped import grouped
 from ._previews import count_preview, mean_preview, sum_preview, variance_preview
+from ._shifted import Shifted
 
 __all__ = ["count", "mean", "sum", "variance"]
 
@@ -110,11 +113,16 @@ class _Records:
     sums: BoundedSums
     table: TableSource | None
     units: Bounded | None
+    values: np.ndarray | None = None
+    ids: np.ndarray | None = None
 
 
-def _records(x, bounds, axis, clip: bool, *, squares: bool, privacy_unit, max_rows, rng) -> _Records:
+def _records(
+    x, bounds, axis, clip: bool, *, squares: bool, privacy_unit, max_rows, rng, interval: bool = False
+) -> _Records:
     """Validate ``x``, ``bounds``, ``axis`` and the privacy unit; check every value and sum the fixed-point records
-    (with a privacy unit: of the records each unit keeps) exactly."""
+    (with a privacy unit: of the records each unit keeps) exactly. ``interval``: also keep the (kept) records as an
+    n × d array and, with a unit, the identifier of each kept record (:mod:`dpstats.descriptive._intervals`)."""
     x, units = take_units(x, privacy_unit, max_rows)
     x, table = from_table(x, "x")
     if table is not None:
@@ -149,13 +157,35 @@ def _records(x, bounds, axis, clip: bool, *, squares: bool, privacy_unit, max_ro
             f"got shapes {np.shape(lower)} and {np.shape(upper)}"
         ) from err
     axis = None if x.ndim == 1 else axis
+    if interval and engine_of(x).LAZY:
+        raise ParameterError(
+            "ci needs the data in memory (its interval reads the records once more): pass a NumPy array or a "
+            "pandas/polars table, or compute the dask collection first"
+        )
     if units is None:
-        return _Records(bounded_sums(x, lower, upper, axis=axis, clip=clip, squares=squares), table, None)
-    units = units.aligned(n, defer_missing=True)
+        sums = bounded_sums(x, lower, upper, axis=axis, clip=clip, squares=squares)
+        return _Records(sums, table, None, _as_rows(x, axis, n) if interval else None)
     records = x if axis in (None, 0) else np.moveaxis(x, axis, 0)
-    # every record checked, kept or not, in the pass that bounds and sums (one shuffle by unit on Dask)
-    sums, kept = bounded_unit_sums(records, lower, upper, units, rng, clip=clip, squares=squares)
-    return _Records(sums, table, kept)
+    if not interval:
+        units = units.aligned(n, defer_missing=True)
+        # every record checked, kept or not, in the pass that bounds and sums (one shuffle by unit on Dask)
+        sums, kept = bounded_unit_sums(records, lower, upper, units, rng, clip=clip, squares=squares)
+        return _Records(sums, table, kept)
+    # in memory (checked above): the kept records themselves are needed for the interval's statistics
+    units = units.aligned(n)
+    bounded_sums(x, lower, upper, axis=axis, clip=clip, squares=False)  # every record checked, kept or not
+    kept = bound_rows((records, units.ids), units, rng)
+    sums = bounded_sums(kept.arrays[0], lower, upper, axis=None if axis is None else 0, clip=clip, squares=squares)
+    values = _as_rows(kept.arrays[0], None if axis is None else 0, kept.arrays[0].shape[0])
+    return _Records(sums, table, kept, values, np.asarray(kept.arrays[1]))
+
+
+def _as_rows(x, axis, n: int) -> np.ndarray:
+    """The records as an n × d array (for the statistics of an interval, in memory)."""
+    rows = (
+        np.asarray(x, dtype=np.float64) if axis in (None, 0) else np.moveaxis(np.asarray(x, dtype=np.float64), axis, 0)
+    )
+    return rows.reshape(n, -1)
 
 
 #: The parameters of mean, variance and sum (count reads no values: no bounds, axis, weights or clip).
@@ -194,7 +224,10 @@ def _per_record(unit, transform):
 
 
 @_declared(
-    "the mean of bounded values (per column, per key)", "mean", preview=partial(mean_preview, shares=UNIT_MEAN_SHARES)
+    "the mean of bounded values (per column, per key)",
+    "mean",
+    preview=partial(mean_preview, shares=UNIT_MEAN_SHARES),
+    ci=Level(),
 )
 def mean(
     x,
@@ -214,6 +247,7 @@ def mean(
     rng=None,
     accountant: Accountant | None = None,
     noise: str = "exact",
+    ci: float | None = None,
 ):
     """Differentially private mean of bounded data.
 
@@ -306,6 +340,19 @@ def mean(
     noise : {"exact", "float"}, default "exact"
         Exact integer noise on a public grid (:mod:`dpstats.noise.release`), or
         the papers' floating-point noise (warns: open to Mironov's attack).
+    ci : float, optional
+        A confidence level (e.g. 0.95): return a :class:`~dpstats.Estimate`
+        whose ``.ci`` covers the *population* mean — of the distribution the
+        records (or the privacy units) were drawn from — with that probability,
+        over the sampling of the data and the noise together; ``.estimate`` is
+        the mean as returned without ``ci``. The call then releases, within
+        its ``epsilon`` and ``delta`` (split 4 : 1, stated in the ledger), the
+        mean and the mean of (x − x̄)² it needs for the sampling error; the
+        interval is post-processing (:mod:`dpstats.inference._mean`: a
+        studentised test inverted and calibrated by a parametric bootstrap
+        with the exact noise — Wilson's interval for 0/1 data). With
+        ``clip=True`` it covers the mean of the clipped variable, and says so.
+        With ``by``, one interval per key (public ``categories`` only).
 
     With ``by``, the mean of each key is x̄ + S̃/max(C̃, 1) from the noisy
     shifted sum S (L2 sensitivity √k·m·w over the keys, L1 k·m·w) and the
@@ -344,6 +391,7 @@ def mean(
     >>> list(spend.index)
     ['Lyon', 'Oslo', 'Pune']
     """
+    level = ci  # a confidence level or None (checked by the declaration)
     if by is not None:
         return _by_key(
             "mean",
@@ -363,9 +411,25 @@ def mean(
             rng,
             accountant,
             noise,
+            level,
         )
     _ungrouped(categories, max_groups, selection)
-    rec = _records(x, bounds, axis, clip, squares=False, privacy_unit=privacy_unit, max_rows=max_rows, rng=rng)
+    interval = level is not None
+    rec = _records(
+        x,
+        bounds,
+        axis,
+        clip,
+        squares=interval,
+        privacy_unit=privacy_unit,
+        max_rows=max_rows,
+        rng=rng,
+        interval=interval,
+    )
+    if interval:
+        return intervals.mean(
+            rec, epsilon, delta, level, weights=weights, clip=clip, rng=rng, accountant=accountant, noise=noise
+        )
     sums, table = rec.sums, rec.table
     if rec.units is not None:
         return _named(_unit_mean(rec, epsilon, delta, weights, rng, accountant, noise), table)
@@ -381,52 +445,9 @@ def _named(values, table):
     return values if table is None else table.per_column_result(values)
 
 
-@dataclass(frozen=True)
-class _Shifted:
-    """The unit-level statistics of the kept records, exact (module docstring, "Privacy units"): the count C, the
-    shifted sum S = Σ(x − x̄) and sum of squares Q = Σ(x − x̄)² per coordinate, with their units and sensitivities,
-    and the midpoints x̄."""
-
-    count: Statistic
-    shifted: Statistic
-    squares: Statistic | None
-    count_sensitivity: int
-    shifted_sensitivity: np.ndarray
-    squares_sensitivity: np.ndarray
-    midpoint: np.ndarray
-
-    @classmethod
-    def of(cls, sums: BoundedSums, m: int) -> _Shifted:
-        h = np.asarray(sums.unit, dtype=object)
-        lo, hi = np.asarray(sums.q_lower, dtype=object), np.asarray(sums.q_upper, dtype=object)
-        width, middle = hi - lo, lo + hi  # in steps h; x̄ = middle·h/2
-        total = np.asarray(sums.sums, dtype=object)
-        twice = 2 * total - sums.n * middle  # Σ(2q − (q_lo + q_hi)) = 2S/h
-        squares = None
-        if sums.squares is not None:  # Σ(2q − (q_lo + q_hi))² = 4Q/h²
-            squares = Statistic(
-                _scalar(4 * np.asarray(sums.squares, dtype=object) - 4 * middle * total + sums.n * middle * middle),
-                _scalar(h * h / 4),
-            )
-        return cls(
-            Statistic(sums.n, Fraction(1)),
-            Statistic(_scalar(twice), _scalar(h / 2)),
-            squares,
-            m - 1,
-            m * width * h,
-            m * width * width * h * h / 4,
-            np.asarray(middle * h / 2, dtype=np.float64),
-        )
-
-
-def _scalar(values):
-    """A 0-d object array as its Python object (a statistic of one coordinate), else the array."""
-    return values.item() if isinstance(values, np.ndarray) and values.ndim == 0 else values
-
-
 def _unit_mean(rec: _Records, epsilon: float, delta: float, weights, rng, accountant, noise: str):
     """x̄ + S̃/max(C̃, N) (module docstring, "Privacy units")."""
-    stats, m, units = _Shifted.of(rec.sums, rec.units.max_rows), rec.units.max_rows, rec.units.units
+    stats, m, units = Shifted.of(rec.sums, rec.units.max_rows), rec.units.max_rows, rec.units.units
     shares = split_budget(epsilon, delta, UNIT_MEAN_SHARES) if m > 1 else [(epsilon, delta)]
     plans = [
         plan(
@@ -466,6 +487,7 @@ def _shaped(values):
     "the population variance of bounded values (per column, per key)",
     "variance",
     preview=partial(variance_preview, shares=UNIT_VARIANCE_SHARES),
+    ci=Level(),
 )
 def variance(
     x,
@@ -485,6 +507,7 @@ def variance(
     rng=None,
     accountant: Accountant | None = None,
     noise: str = "exact",
+    ci: float | None = None,
 ):
     """Differentially private population variance (ddof = 0) of bounded data.
 
@@ -526,6 +549,14 @@ def variance(
         As in :func:`mean`.
     privacy_unit, max_rows, rng, accountant, noise
         As in :func:`mean`.
+    ci : float, optional
+        A confidence level: return a :class:`~dpstats.Estimate` whose ``.ci``
+        covers the population variance (sampling and noise together). The
+        call releases the variance and the moments of (x − x̄) of order 1, 3
+        and 4 on a coarse grid (ε and δ split 7 : 1 : 1 : 1); the interval
+        inverts a parametric bootstrap test whose sampling law has the
+        released kurtosis (:mod:`dpstats.inference._variance`). Without
+        ``by`` and ``privacy_unit`` only.
 
     Returns
     -------
@@ -544,7 +575,9 @@ def variance(
     >>> import dpstats as dps
     >>> v = dps.variance([0.1, 0.5, 0.9], epsilon=1.0, bounds=(0, 1), rng=0)
     """
+    level = ci  # a confidence level or None (checked by the declaration)
     if by is not None:
+        _no_interval(level, "a grouped variance")
         return _by_key(
             "variance",
             x,
@@ -565,7 +598,14 @@ def variance(
             noise,
         )
     _ungrouped(categories, max_groups, selection)
-    rec = _records(x, bounds, axis, clip, squares=True, privacy_unit=privacy_unit, max_rows=max_rows, rng=rng)
+    interval = level is not None
+    rec = _records(
+        x, bounds, axis, clip, squares=True, privacy_unit=privacy_unit, max_rows=max_rows, rng=rng, interval=interval
+    )
+    if interval:
+        return intervals.variance(
+            rec, epsilon, delta, level, weights=weights, clip=clip, rng=rng, accountant=accountant, noise=noise
+        )
     sums, table = rec.sums, rec.table
     if rec.units is not None:
         return _named(_unit_variance(rec, epsilon, delta, weights, rng, accountant, noise), table)
@@ -594,7 +634,7 @@ def variance(
 
 def _unit_variance(rec: _Records, epsilon: float, delta: float, weights, rng, accountant, noise: str):
     """Q̃/C' − (S̃/C')² with C' = max(C̃, N) (module docstring, "Privacy units")."""
-    stats, m, units = _Shifted.of(rec.sums, rec.units.max_rows), rec.units.max_rows, rec.units.units
+    stats, m, units = Shifted.of(rec.sums, rec.units.max_rows), rec.units.max_rows, rec.units.units
     shares = split_budget(epsilon, delta, UNIT_VARIANCE_SHARES if m > 1 else UNIT_VARIANCE_SHARES[:2])
     plans = [
         plan(
@@ -856,8 +896,10 @@ def _by_key(
     rng,
     accountant,
     noise,
+    level=None,
 ):
-    """A grouped release (``descriptive._grouped``): the records are the rows of ``x`` (``axis`` None or 0)."""
+    """A grouped release (``descriptive._grouped``): the records are the rows of ``x`` (``axis`` None or 0); with a
+    ``level``, a grouped mean with an interval per key (:mod:`dpstats.descriptive._intervals`)."""
     if axis not in (None, 0) or isinstance(axis, bool):
         raise ParameterError(f"with by=, the records are the rows of x: axis must be None or 0; got {axis!r}")
     return grouped(
@@ -877,7 +919,17 @@ def _by_key(
         rng=rng,
         accountant=accountant,
         noise=noise,
+        interval=level,
     )
+
+
+def _no_interval(level, what: str) -> None:
+    """Refuse ``ci`` for a release that has no interval (before anything is read or charged)."""
+    if level is not None:
+        raise ParameterError(
+            f"ci is not available for {what}: intervals are released for the mean (also grouped, with public "
+            "categories), the variance and one quantile; pass ci=None"
+        )
 
 
 def _ungrouped(categories, max_groups, selection) -> None:

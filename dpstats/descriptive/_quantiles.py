@@ -109,8 +109,10 @@ from .._validation import check_array, check_bounds, check_finite, check_real_ar
 from ..accounting import Accountant, Relation, split_epsilon
 from ..accounting.events import Exponential
 from ..exceptions import DataValidationError, OutOfBoundsError, ParameterError
+from ..inference._estimate import Level
 from ..noise.exponential import sample_runs
 from ..noise.selection import MAX_GROUPS
+from . import _intervals as intervals
 from ._grouped import (
     calibrate,
     group_table,
@@ -324,6 +326,7 @@ def _check_levels(q, name: str = "q") -> tuple[np.ndarray, bool]:
         "scale": Options(*SCALES),
         **grouping(MAX_GROUPS),
         **UNITS,
+        "ci": Level(),
     },
     cases="dpstats.descriptive._cases:quantile",
     preview="dpstats.descriptive._previews:quantile_preview",
@@ -346,6 +349,7 @@ def quantile(
     max_rows: int | None = None,
     rng=None,
     accountant: Accountant | None = None,
+    ci: float | None = None,
 ):
     """Differentially private quantile(s) of bounded data: the exponential mechanism on a public grid.
 
@@ -413,6 +417,15 @@ def quantile(
         Source of randomness; ``None`` is a cryptographically secure source.
     accountant : Accountant, optional
         Charged before anything is sampled.
+    ci : float, optional
+        A confidence level (e.g. 0.95), for one level ``q`` of one column
+        without ``by``: return a :class:`~dpstats.Estimate` whose ``.ci``
+        covers the *population* q-quantile with that probability (sampling
+        and the mechanism's randomness together). The call releases the
+        quantile at ε/2 and the interval's ends at ε/4 each, by the same exact
+        exponential mechanism at public target ranks (Drechsler et al. 2022;
+        :mod:`dpstats.inference._quantile`); with ``privacy_unit``, only with
+        ``max_rows=1``.
 
     Returns
     -------
@@ -443,6 +456,12 @@ def quantile(
     True
     """
     levels, scalar = _check_levels(q)
+    level = ci  # a confidence level or None (checked by the declaration)
+    if level is not None and (by is not None or not scalar):
+        raise ParameterError(
+            "ci is available for one quantile level q (a number) without by=: call quantile once per level (each "
+            f"with its share of epsilon); got q={q!r}" + (" and by" if by is not None else "")
+        )
     if by is not None:
         grid = _check_grid(bounds, "bounds", grid_size, scale)
         options = dict(categories=categories, max_groups=max_groups, selection=selection)
@@ -471,9 +490,27 @@ def quantile(
         x = x[x.columns[0]]  # the values' column of a table whose other column is the unit
     x, table = from_table(x, "x")
     if table is not None and table.columns is not None:
+        if level is not None:
+            raise ParameterError("ci is available for one column: pass x[column] (one call per column)")
         return _per_column(x, table, levels, scalar, epsilon, bounds, clip, grid_size, scale, units, rng, accountant)
     grid = _check_grid(bounds, "bounds", grid_size, scale)
     cells, m = _kept_cells(check_array(x, "x", ndim=(1,)), grid, clip, units, rng)
+    if level is not None:
+        relation = Relation.of(units is not None)
+        return intervals.quantile(
+            cells,
+            float(levels[0]),
+            epsilon,
+            level,
+            grid,
+            m,
+            relation,
+            clip=clip,
+            sample=lambda at, share: _sample_one(cells, at, share, grid.size, rng, _score_sensitivity(m)),
+            charge=lambda events, note: charge_plans(
+                "quantile", [], rng=rng, accountant=accountant, note=note, events=events, relation=relation
+            ),
+        )
     values = grid.values(
         _indices_of_cells(cells, levels, epsilon, grid, rng, accountant, m, Relation.of(units is not None))
     )

@@ -1,4 +1,21 @@
-"""Inference after a private release: confidence intervals for the population and hypothesis tests whose
-p-values account for the noise added."""
+"""Inference after a private release: confidence intervals for the population, sampling error and noise together.
 
-__all__: list[str] = []
+``dps.mean(x, ε, bounds=..., ci=0.95)`` (and :func:`dpstats.variance`, :func:`dpstats.quantile`, a grouped mean)
+returns an :class:`Estimate`: the estimate, and an interval that covers the *population* quantity — the mean of the
+distribution the rows (or the privacy units) were drawn from — at the stated level, accounting for the sampling of
+the data and the exact noise dpstats adds. Whatever the interval needs beyond the estimate is released in the same
+call, within its budget (:mod:`dpstats.descriptive._intervals`); the interval itself is post-processing of those
+releases and of the noise's public distribution.
+
+The modules: :mod:`~dpstats.inference._simulate` (the simulation machinery: exact noise models, plug-in sampling
+models, Monte Carlo quantiles and p-values — what hypothesis tests build their simulated nulls on),
+:mod:`~dpstats.inference._mean`, :mod:`~dpstats.inference._variance` and :mod:`~dpstats.inference._quantile` (the
+intervals, each with its derivation and references).
+
+This layer sits below the families whose releases take ``ci`` (:mod:`dpstats.descriptive`, and
+:mod:`dpstats.linear_model` for coefficients): it imports none of them.
+"""
+
+from ._estimate import Estimate
+
+__all__ = ["Estimate"]
