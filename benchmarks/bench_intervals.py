@@ -66,7 +66,7 @@ def report(results: Results, cells: list, *, figure: bool = True) -> None:
         case = f"{c.population}, n={c.n}, eps={c.epsilon:g}"
         note = "" if c.inside else "data beyond the bounds (clipped): covers the clipped mean"
         results.add(SECTION, case, f"{c.method} coverage", c.coverage, note=note)
-        if c.method != "OpenDP":
+        if c.method in ("dpstats", "noise-only"):
             results.add(SECTION, case, f"{c.method} width / oracle", c.width_ratio)
         if not c.inside:
             results.add(SECTION, case, f"{c.method} coverage of E[X]", c.covered_raw / c.reps)

@@ -32,8 +32,11 @@ bounds), their variance from the χ²_{n−1} law, and the *exact* noise of ever
 Gaussian on the public grid, the rounding to the grid included); T* is computed from the simulated releases as T
 from the real ones. The interval is the set of R where T(R) lies between the (1 − level)/2 and (1 + level)/2
 quantiles of T*: its lower end is calibrated at the lower end itself and its upper end at the upper end (a first
-pass at the estimate finds them approximately). The variance of the simulated world is the nuisance; the quantiles
-are taken over the worst of three values (the plug-in v(R) and ± two standard deviations of its noise), in the
+pass at the estimate finds them approximately). The variance of the simulated world is the nuisance. At an end R
+the world takes the larger of v(R) and the estimate's v(R̂): v(R) is the variance the candidate implies (exact for
+0/1 data, which makes the ends Wilson's), but for data far from the bounds' midpoint it moves with R much more than
+the data's variance can (∂v/∂R = −2R), and an end calibrated with a collapsed v(R) is too short. The quantiles are
+then taken over the worst of three values (that variance and ± two standard deviations of its noise), in the
 manner of Berger & Boos (1994), so that a noisy variance does not make the interval too short.
 
 Why this method (and not the noise-only interval, or a plug-in)
@@ -122,11 +125,14 @@ def mean_interval(
     pivot = _Pivot(releases)
     world = _World(releases, draws, rng)
     start = pivot.estimate()
-    quantiles = world.quantiles(start, pivot.variances(start), level)
+    estimated = pivot.variances(start)
+    quantiles = world.quantiles(start, estimated, level)
     ends = []
     for side, limit in ((1, -releases.half_width), (0, releases.half_width)):
         end = pivot.end(start, quantiles, side, limit)
-        end = pivot.end(start, world.quantiles(end, pivot.variances(end), level), side, limit)  # calibrated there
+        # calibrated at the end itself, with the larger of its own variance and the estimate's (module docstring)
+        variances = pivot.variances(end) if pivot.record_variance(end) > estimated[0] else estimated
+        end = pivot.end(start, world.quantiles(end, variances, level), side, limit)
         ends.append(releases.midpoint + end)
     return ends[0], ends[1], pivot.standard_error(start)
 
