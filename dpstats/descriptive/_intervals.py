@@ -79,23 +79,17 @@ def mean(rec, epsilon: float, delta: float, level: float, *, weights, clip: bool
         raise DataValidationError(f"ci needs at least 2 records (n is public); got n = {n}")
     h = np.asarray(sums.unit, dtype=object)
     width = (np.asarray(sums.q_upper, dtype=object) - np.asarray(sums.q_lower, dtype=object)) * h
-    (e_mean, d_mean), (e_sq, d_sq) = shares(epsilon, delta, MEAN_SHARES, "the mean of (x − x̄)²")
-    # the mean: Δ = (hi − lo)/n per coordinate (dpstats.mean); the mean of (x − x̄)² lies in [0, (hi − lo)²/4]:
-    # Δ = (hi − lo)²/(4n)
-    unit = _divided(sums.unit, n)
-    planned_mean = plan(
-        Statistic(sums.sums, unit), width / n, e_mean, d_mean, noise=noise, weights=weights, table=table
-    )
     squares = Shifted.of(sums, 1).squares
-    planned_sq = plan(
+    planned_mean, planned_sq = mean_plans(
+        Statistic(sums.sums, _divided(sums.unit, n)),
         Statistic(squares.values, _divided(squares.unit, n)),
-        width * width / (4 * n),
-        e_sq,
-        d_sq,
+        width,
+        n,
+        epsilon,
+        delta,
         noise=noise,
         weights=weights,
         table=table,
-        units="squared data units (mean of (x − x̄)²)",
     )
     relation = "row" if rec.units is None else "unit"
     unit_note = "" if rec.units is None else f"privacy unit: {rec.units.units} units (public), 1 record each; "
@@ -133,47 +127,26 @@ def _unit_mean(rec, epsilon, delta, level, weights, clip, rng, accountant, noise
     m, n_units = units.max_rows, units.units
     stats = Shifted.of(rec.sums, m)
     coarse = _unit_moments(rec.values, rec.ids, rec.sums)
-    splits = shares(epsilon, delta, UNIT_SHARES, "the units' second moments")
-    q, h = coarse["bound"], coarse["unit"]
-    # a unit's c <= m kept records: S_u ∈ [−c·Q, c·Q] grid steps, so S_u² ∈ [0, m²Q²], S_u·C_u ∈ [−m²Q, m²Q] and
-    # C_u² ∈ [1, m²]; the shifted sum's Δ = m·w and the count's m − 1 as in dpstats.mean
-    plans = [
-        plan(
-            stats.shifted,
-            stats.shifted_sensitivity,
-            *splits[0],
-            noise=noise,
-            weights=weights,
-            table=table,
-            units="data units (sum of x − x̄)",
-        ),
-        plan(stats.count, [stats.count_sensitivity], *splits[1], noise=noise, units="rows"),
-        plan(
-            Statistic(coarse["ss"], h * h),
-            (m * q) ** 2 * h * h,
-            *splits[2],
-            noise=noise,
-            weights=weights,
-            table=table,
-            units="squared data units (sum over units of S_u²)",
-        ),
-        plan(
-            Statistic(coarse["sc"], h),
-            2 * m * m * q * h,
-            *splits[3],
-            noise=noise,
-            weights=weights,
-            table=table,
-            units="data units × rows (sum over units of S_u·C_u)",
-        ),
-        plan(
-            Statistic(coarse["cc"], Fraction(1)),
-            [m * m - 1],
-            *splits[4],
-            noise=noise,
-            units="rows² (sum over units of C_u²)",
-        ),
-    ]
+    h = coarse["unit"]
+    statistics = (
+        stats.shifted,
+        stats.count,
+        Statistic(coarse["ss"], h * h),
+        Statistic(coarse["sc"], h),
+        Statistic(coarse["cc"], Fraction(1)),
+    )
+    plans = unit_mean_plans(
+        statistics,
+        stats.shifted_sensitivity,
+        coarse["bound"],
+        h,
+        m,
+        epsilon,
+        delta,
+        noise=noise,
+        weights=weights,
+        table=table,
+    )
     note = (
         f"privacy unit: {n_units} units (public), at most {m} records each; with a {level:g} confidence interval: "
         "epsilon split 8 : 4 : 2 : 1 : 1 between the shifted sum, the record count and the units' sums of S_u², "
@@ -301,39 +274,16 @@ def variance(rec, epsilon: float, delta: float, level: float, *, weights, clip: 
         raise DataValidationError(f"ci for a variance needs at least 3 records (n is public); got n = {n}")
     h = np.asarray(sums.unit, dtype=object)
     q_width = np.asarray(sums.q_upper, dtype=object) - np.asarray(sums.q_lower, dtype=object)
-    splits = shares(epsilon, delta, VARIANCE_SHARES, "the moments of order 1, 3 and 4")
-    # the variance as dpstats.variance: n·Σq² − (Σq)², unit h²/n², Δ = (n − 1)(q_hi − q_lo)² (its docstring)
-    scaled = sums.squares * n - sums.sums * sums.sums
-    planned_var = plan(
-        Statistic(scaled, _divided(h * h, n * n)),
-        (n - 1) * (q_width * h) ** 2 / (n * n),
-        *splits[0],
-        noise=noise,
-        weights=weights,
-        table=table,
-        units="squared data units",
-    )
     powers = power_sums(rec.values, *_bounds(sums))
     shape = np.shape(sums.sums)
-    g, bound = powers.unit, powers.bound.astype(object)
-    moments = []
-    for k, (e, d) in zip((1, 3, 4), splits[1:], strict=True):
-        # (1/n)Σq^k·h^k: a record's q^k lies in [−Q^k, Q^k] (k odd: Δ = 2Q^k h^k/n) or [0, Q^k] (k = 4: Q^k h^k/n)
-        span = (bound**k if k % 2 == 0 else 2 * bound**k) * g**k / n
-        moments.append(
-            plan(
-                Statistic(
-                    _reshape(powers.sums[k], shape), _reshape(np.array([u**k / n for u in g], dtype=object), shape)
-                ),
-                span,
-                e,
-                d,
-                noise=noise,
-                weights=weights,
-                table=table,
-                units=f"data units^{k} (mean of (x − x̄)^{k}, coarse grid)",
-            )
-        )
+    g = powers.unit
+    statistics = [Statistic(sums.squares * n - sums.sums * sums.sums, _divided(h * h, n * n))] + [
+        Statistic(_reshape(powers.sums[k], shape), _reshape(np.array([u**k / n for u in g], dtype=object), shape))
+        for k in (1, 3, 4)
+    ]
+    planned_var, *moments = variance_plans(
+        statistics, q_width * h, powers, n, epsilon, delta, noise=noise, weights=weights, table=table
+    )
     note = (
         f"with a {level:g} confidence interval: epsilon{' and delta' if delta else ''} split 7 : 1 : 1 : 1 between "
         "the variance and the means of (x − x̄), (x − x̄)³ and (x − x̄)⁴ (x̄ the bounds' midpoint, coarse grid), the "
@@ -369,16 +319,14 @@ def quantile(cells, q: float, epsilon: float, level: float, grid, m: int, relati
     """One quantile with its interval (module docstring): three exact exponential mechanisms, the estimate at
     ``q`` and the ends at the target ranks of :func:`~dpstats.inference._quantile.end_targets`. ``sample(level,
     epsilon)`` draws one grid index from the records' sorted ``cells``; ``charge(events, note)`` charges the call."""
-    from ..accounting.events import Exponential
-
     n = cells.size
     if m > 1:
         raise ParameterError(
             "ci for a quantile needs independent records: with privacy_unit, pass max_rows=1 (one record per unit, "
             "chosen at random); the ranks of several records of one unit are not binomial"
         )
-    splits = shares(epsilon, 0.0, QUANTILE_SHARES, "each end of the interval")
-    e_est, e_end = splits[0][0], splits[1][0]
+    events = quantile_events(epsilon)
+    e_est, e_end = events[0].epsilon, events[1].epsilon
     t_low, t_high = end_targets(n, q, level, e_end)
     units = "privacy unit: one record each; " if relation == "unit" else ""
     note = (
@@ -386,7 +334,7 @@ def quantile(cells, q: float, epsilon: float, level: float, grid, m: int, relati
         f"interval's ends, three exponential mechanisms (Smith 2011) on a {grid.describe()}, exact sampler; the ends "
         "at public target ranks (Drechsler et al. 2022)"
     )
-    charge([Exponential(e_est), Exponential(e_end), Exponential(e_end)], note)
+    charge(events, note)
     estimate = float(grid.values(sample(q, e_est)))
     low = grid.lower if t_low is None else float(grid.values(sample(t_low / n, e_end)))
     high = grid.upper if t_high is None else float(grid.values(sample(t_high / n, e_end)))
@@ -397,6 +345,76 @@ def quantile(cells, q: float, epsilon: float, level: float, grid, m: int, relati
     if relation == "unit":
         target += ", for one record drawn at random from each unit of the population"
     return Estimate(estimate, (low, high), level, QUANTILE_METHOD, None, target)
+
+
+# ----------------------------------------------------------------------------- the plans (release and preview)
+#
+# Each function plans the releases of a call with ``ci`` from their statistics and public values (bounds, n, m):
+# the release passes the exact statistics, its preview (:mod:`dpstats.descriptive._previews`) zeros, so both state
+# the same events and noise.
+
+
+def mean_plans(mean: Statistic, squares: Statistic, width, n: int, epsilon, delta, *, noise, weights, table=None):
+    """The mean and the mean of (x − x̄)² of records (one per unit), at ε and δ split 4 : 1. The mean: Δ = (hi −
+    lo)/n per coordinate (:func:`dpstats.mean`); the mean of (x − x̄)² lies in [0, (hi − lo)²/4]: Δ = (hi −
+    lo)²/(4n)."""
+    (e_mean, d_mean), (e_sq, d_sq) = shares(epsilon, delta, MEAN_SHARES, "the mean of (x − x̄)²")
+    return [
+        plan(mean, width / n, e_mean, d_mean, noise=noise, weights=weights, table=table),
+        plan(
+            squares,
+            width * width / (4 * n),
+            e_sq,
+            d_sq,
+            noise=noise,
+            weights=weights,
+            table=table,
+            units="squared data units (mean of (x − x̄)²)",
+        ),
+    ]
+
+
+def unit_mean_plans(statistics, shifted_sensitivity, q, h, m: int, epsilon, delta, *, noise, weights, table=None):
+    """The shifted sum, the record count and Σ_u S_u², Σ_u S_u·C_u, Σ_u C_u² (coarse grid of unit ``h`` and bound
+    ``q``), at ε and δ split 8 : 4 : 2 : 1 : 1. A unit's c <= m kept records: S_u ∈ [−c·Q, c·Q] grid steps, so S_u²
+    ∈ [0, m²Q²], S_u·C_u ∈ [−m²Q, m²Q] and C_u² ∈ [1, m²]; the shifted sum's Δ = m·w and the count's m − 1 as in
+    :func:`dpstats.mean`."""
+    shifted, count, ss, sc, cc = statistics
+    splits = shares(epsilon, delta, UNIT_SHARES, "the units' second moments")
+    options = dict(noise=noise, weights=weights, table=table)
+    return [
+        plan(shifted, shifted_sensitivity, *splits[0], **options, units="data units (sum of x − x̄)"),
+        plan(count, [m - 1], *splits[1], noise=noise, units="rows"),
+        plan(ss, (m * q) ** 2 * h * h, *splits[2], **options, units="squared data units (sum over units of S_u²)"),
+        plan(sc, 2 * m * m * q * h, *splits[3], **options, units="data units × rows (sum over units of S_u·C_u)"),
+        plan(cc, [m * m - 1], *splits[4], noise=noise, units="rows² (sum over units of C_u²)"),
+    ]
+
+
+def variance_plans(statistics, width, powers, n: int, epsilon, delta, *, noise, weights, table=None):
+    """The variance and the means of (x − x̄)^k, k = 1, 3, 4, on the coarse grid of ``powers`` (its unit g and bound
+    Q), at ε and δ split 7 : 1 : 1 : 1. The variance as :func:`dpstats.variance`: Δ = (n − 1)(hi − lo)²/n² (its
+    docstring); (1/n)Σq^k·g^k: a record's q^k lies in [−Q^k, Q^k] (k odd: Δ = 2Q^k g^k/n) or [0, Q^k] (k = 4:
+    Q^k g^k/n)."""
+    splits = shares(epsilon, delta, VARIANCE_SHARES, "the moments of order 1, 3 and 4")
+    g, bound = powers.unit, powers.bound.astype(object)
+    options = dict(noise=noise, weights=weights, table=table)
+    plans = [plan(statistics[0], (n - 1) * width**2 / (n * n), *splits[0], **options, units="squared data units")]
+    for k, statistic, split in zip((1, 3, 4), statistics[1:], splits[1:], strict=True):
+        span = (bound**k if k % 2 == 0 else 2 * bound**k) * g**k / n
+        plans.append(
+            plan(statistic, span, *split, **options, units=f"data units^{k} (mean of (x − x̄)^{k}, coarse grid)")
+        )
+    return plans
+
+
+def quantile_events(epsilon: float) -> list:
+    """The three exponential mechanisms of a quantile with ``ci``: ε split 2 : 1 : 1 between the quantile and the
+    interval's ends."""
+    from ..accounting.events import Exponential
+
+    splits = shares(epsilon, 0.0, QUANTILE_SHARES, "each end of the interval")
+    return [Exponential(splits[0][0]), Exponential(splits[1][0]), Exponential(splits[1][0])]
 
 
 # ----------------------------------------------------------------------------- results

@@ -32,6 +32,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .._engine.tables import check_categories
+from .._kernels.powers import power_sums
 from .._release import Preview, plan, planned_preview, previewed, public_count, split_budget, unit_ratio_statements
 from .._validation import check_bounds
 from ..accounting import LedgerEntry, Relation, split_epsilon
@@ -42,6 +43,7 @@ from ..noise.release import Statistic
 from ..noise.selection import MAX_GROUPS
 from ._grouped import SHARES, Grouping, moved, quantile_sensitivity
 from ._grouped import calibrate as calibrate_selection
+from ._intervals import check_grouped, mean_plans, quantile_events, unit_mean_plans, variance_plans
 from ._norm_bound import NORM_BOUNDS, RADIUS_QUANTILE
 from ._quantiles import GRID_SIZE
 
@@ -185,16 +187,22 @@ def mean_preview(
     selection=None,
     weights=None,
     noise="exact",
+    ci=None,
 ) -> Preview:
     """dps.mean: (hi − lo)/n per coordinate; with a unit, the shifted sum and the count of
     :func:`dpstats.mean` ("Privacy units"), stated in the mean's units (``shares``: the mean's split of the budget
-    between them, bound by the declaration); grouped, the pieces of :mod:`dpstats.descriptive._grouped`."""
+    between them, bound by the declaration); grouped, the pieces of :mod:`dpstats.descriptive._grouped`. With
+    ``ci``, the releases its interval needs (:func:`_interval_preview`)."""
     weights = _weights(weights, bounds)
     keys = _keys(by, categories, max_groups, selection, units, max_rows)
     if keys is not None:
+        if ci is not None:
+            check_grouped("mean", categories, units, max_rows)
         return _grouped_preview("mean", epsilon, delta, bounds, keys, weights=weights, noise=noise)
     size, m = _size(n, units, max_rows)
     _, _, width = _widths(bounds)
+    if ci is not None:
+        return _interval_preview("mean", epsilon, delta, bounds, size, m, ci, noise=noise, weights=weights)
     if m is None:
         return planned_preview(
             "mean",
@@ -229,16 +237,22 @@ def variance_preview(
     selection=None,
     weights=None,
     noise="exact",
+    ci=None,
 ) -> Preview:
     """dps.variance: (n − 1)(hi − lo)²/n² per coordinate; with a unit, the shifted sums and the count, stated in
     the variance's units (``shares``: the variance's split of the budget between Q, S and C); grouped, the
-    pieces of :mod:`dpstats.descriptive._grouped`."""
+    pieces of :mod:`dpstats.descriptive._grouped`. With ``ci``, the releases its interval needs
+    (:func:`_interval_preview`)."""
     weights = _weights(weights, bounds)
     keys = _keys(by, categories, max_groups, selection, units, max_rows)
     if keys is not None:
+        if ci is not None:
+            check_grouped("variance", categories, units, max_rows)
         return _grouped_preview("variance", epsilon, delta, bounds, keys, weights=weights, noise=noise)
     size, m = _size(n, units, max_rows)
     _, _, width = _widths(bounds)
+    if ci is not None:
+        return _interval_preview("variance", epsilon, delta, bounds, size, m, ci, noise=noise, weights=weights)
     if m is None:
         if size < 2:
             raise ParameterError(f"n must be >= 2 for a variance; got {n!r}")
@@ -262,6 +276,42 @@ def variance_preview(
     if m > 1:
         plans.append(plan(Statistic(0, Fraction(1)), [m - 1], *shares[2], noise=noise, units="rows"))
     return _ratio("variance", epsilon, delta, plans, size, width, variance=True)
+
+
+def _interval_preview(name, epsilon, delta, bounds, size, m, level, *, noise, weights) -> Preview:
+    """A mean or a variance with ``ci`` (:mod:`dpstats.descriptive._intervals`): the releases its interval needs,
+    planned by the release's own functions on zero statistics, each stated in its own units as the ledger states
+    it. Refused as the release refuses them, from public values: a variance with a privacy unit, fewer than 2 (a
+    mean) or 3 (a variance) records."""
+    lower, upper, width = _widths(bounds)
+    zeros = Statistic(np.zeros(width.shape, np.int64)) if width.size > 1 else Statistic(0)
+    relation = Relation.ROW if m is None else Relation.UNIT
+    least = 2 if name == "mean" else 3
+    if (m is None or m == 1) and size < least:
+        raise ParameterError(f"ci for a {name} needs at least {least} records (n is public); got {size}")
+    split = "4 : 1" if name == "mean" else "7 : 1 : 1 : 1"
+    if name == "variance":
+        if m is not None:
+            raise ParameterError(
+                "ci for a variance is available without privacy_unit only (the interval of a unit-level variance "
+                "needs the units' fourth moments)"
+            )
+        powers = power_sums(np.zeros((0, width.size)), lower, upper)  # its coarse grid only: public
+        plans = variance_plans([zeros] * 4, width, powers, size, epsilon, delta, noise=noise, weights=weights)
+    elif m is None or m == 1:
+        plans = mean_plans(zeros, zeros, width, size, epsilon, delta, noise=noise, weights=weights)
+    else:
+        split = "8 : 4 : 2 : 1 : 1"
+        grid = power_sums(np.zeros((0, width.size)), lower, upper)  # its coarse grid only: public
+        one = width.size == 1
+        q, h = (int(grid.bound[0]), grid.unit[0]) if one else (grid.bound.astype(object), grid.unit)
+        count = Statistic(0, Fraction(1))
+        plans = unit_mean_plans(
+            (zeros, count, zeros, zeros, count), m * width, q, h, m, epsilon, delta, noise=noise, weights=weights
+        )
+    statements = [statement for planned in plans for statement in planned.statements()]
+    note = f"with a {level:g} confidence interval: epsilon split {split} between the releases the interval needs"
+    return previewed(name, plans, statements, note=note, relation=relation)
 
 
 def _ratio(name, epsilon, delta, plans, size, width, *, variance) -> Preview:
@@ -521,6 +571,7 @@ def quantile_preview(
     categories=None,
     max_groups=None,
     selection=None,
+    ci=None,
 ) -> Preview:
     """dps.quantile: Smith's exponential mechanism on the public grid of ``grid_size`` + 1 points, utility
     sensitivity Δu = 1 (m + 2^-10 with a unit of m rows): the rank error that holds with probability 0.95
@@ -553,6 +604,8 @@ def quantile_preview(
         raise ParameterError("delta, max_groups and selection apply only to grouped quantiles: pass by=True")
     rows = public_rows(n, units, max_rows)
     columns = width.size
+    if ci is not None:
+        return _quantile_interval_preview(epsilon, levels, columns, rows, grid, describe, ci)
     share = epsilon if columns == 1 else split_epsilon(epsilon, columns)
     if levels.size == 1:
         sensitivity = 1 if rows.m == 1 else rows.m + _TARGET_ROUNDING
@@ -580,6 +633,24 @@ def quantile_preview(
         "quantile once per level for a proven release"
     )
     return made("quantile", [Exponential(share)] * columns, [stated], note=note, relation=rows.relation, proven=False)
+
+
+def _quantile_interval_preview(epsilon, levels, columns, rows, grid, describe, level) -> Preview:
+    """One quantile with ``ci``: three exponential mechanisms (:func:`dpstats.descriptive._intervals.
+    quantile_events`), the quantile and the interval's ends, each with its rank error (:func:`rank_statement`).
+    Refused as the release refuses them: several levels or columns, units of several records."""
+    if levels.size != 1 or columns != 1:
+        raise ParameterError("ci is available for one quantile level q (a number) of one column")
+    if rows.m > 1:
+        raise ParameterError("ci for a quantile needs independent records: with privacy_unit, pass max_rows=1")
+    events = quantile_events(epsilon)
+    statements = [rank_statement(e.epsilon, 1, grid + 1, "ranks (records)") for e in events]
+    note = (
+        f"{rows.note()}with a {level:g} confidence interval: epsilon split 2 : 1 : 1 between the quantile and the "
+        f"interval's ends, three exponential mechanisms (Smith 2011) on {describe}; the quantile's rank within "
+        f"±{statements[0].half_width:.4g} of q·n beyond the best grid point's, with probability 0.95"
+    )
+    return made("quantile", events, statements, note=note, relation=rows.relation)
 
 
 def _levels(q) -> np.ndarray:
