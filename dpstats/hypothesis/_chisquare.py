@@ -54,14 +54,14 @@ import numpy as np
 from .._constraints import NOISE, UNITS, Checked, Data, privacy
 from .._engine.tables import check_categories, labels
 from .._registry import declare
-from .._release import plan
+from .._release import Planned, plan
 from ..descriptive._histogram import category_codes
 from ..exceptions import DataValidationError, OutOfBoundsError, ParameterError
 from ..inference._simulate import DRAWS, NoiseModel, pvalue
 from ..noise.release import Statistic
 from ._result import RESAMPLES, HypothesisResult, charged, keep_one_per_unit, noise_of, one_record_per_unit
 
-__all__ = ["chi2_contingency", "chisquare"]
+__all__ = ["chi2_contingency", "chisquare", "counts_plan"]
 
 GOF_METHOD = (
     "Monte Carlo: the multinomial null plus the exact noise, Kifer & Rogers' unprojected statistic (Kifer & Rogers "
@@ -168,7 +168,7 @@ def chisquare(
         relation = "unit"
     n = int(codes.shape[0])
     counts = np.bincount(codes, minlength=k).astype(np.int64)
-    planned = plan(Statistic(counts, Fraction(1)), [1, 1], epsilon, delta, noise=noise, changed=2, units="counts")
+    planned = counts_plan(counts, epsilon, delta, noise)
     note = f"{unit_note}chisquare: the counts of {k} public categories (n = {n}, public), the whole budget"
     (noisy,) = charged("chisquare", [planned], rng=rng, accountant=accountant, note=note, relation=relation)
     noisy = np.asarray(noisy, dtype=np.float64)
@@ -269,7 +269,7 @@ def chi2_contingency(
         relation = "unit"
     n = int(codes_x.shape[0])
     table = np.bincount(codes_x * c + codes_y, minlength=r * c).astype(np.int64).reshape(r, c)
-    planned = plan(Statistic(table, Fraction(1)), [1, 1], epsilon, delta, noise=noise, changed=2, units="counts")
+    planned = counts_plan(table, epsilon, delta, noise)
     note = f"{unit_note}chi2_contingency: the {r} × {c} table of public categories (n = {n}, public), the whole budget"
     (noisy,) = charged("chi2_contingency", [planned], rng=rng, accountant=accountant, note=note, relation=relation)
     noisy = np.asarray(noisy, dtype=np.float64).reshape(r, c)
@@ -295,6 +295,12 @@ def chi2_contingency(
         released={"table": noisy, "expected_freq": expected, "n": n, "dof": (r - 1) * (c - 1)},
         n_resamples=n_resamples,
     )
+
+
+def counts_plan(counts: np.ndarray, epsilon: float, delta: float, noise: str) -> Planned:
+    """The plan of the counts over public categories (a vector of k, or an r × c table): a replaced record moves
+    two counts by 1 each (L1 sensitivity 2, L2 √2), the whole budget (the release's and its preview's)."""
+    return plan(Statistic(counts, Fraction(1)), [1, 1], epsilon, delta, noise=noise, changed=2, units="counts")
 
 
 # ----------------------------------------------------------------------------- reading

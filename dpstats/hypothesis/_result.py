@@ -27,6 +27,7 @@ __all__ = [
     "RESAMPLES",
     "HypothesisResult",
     "charged",
+    "check_one_record",
     "noise_of",
     "keep_one_per_unit",
     "one_record_per_unit",
@@ -162,13 +163,19 @@ def one_record_per_unit(x, privacy_unit, max_rows, name: str):
     x, units = take_units(x, privacy_unit, max_rows, name)
     if units is None:
         return x, None
-    if units.max_rows != 1:
+    check_one_record(units.max_rows)
+    return x, units
+
+
+def check_one_record(max_rows) -> None:
+    """``max_rows`` of a test with a privacy unit: 1, else a ParameterError naming it (:func:`one_record_per_unit`;
+    a preview checks the public ``max_rows`` with it)."""
+    if max_rows != 1:
         raise ParameterError(
             f"a test with privacy_unit needs max_rows=1 (one record per unit, chosen at random): the records of one "
             f"unit are not independent, and the null distributions here are for independent records; got "
-            f"max_rows={units.max_rows}"
+            f"max_rows={max_rows}"
         )
-    return x, units
 
 
 def keep_one_per_unit(arrays: tuple, units, rng):
