@@ -61,7 +61,7 @@ from ..inference._simulate import DRAWS, NoiseModel, pvalue
 from ..noise.release import Statistic
 from ._result import RESAMPLES, HypothesisResult, charged, keep_one_per_unit, noise_of, one_record_per_unit
 
-__all__ = ["chi2_contingency", "chisquare", "counts_plan"]
+__all__ = ["category_pair", "chi2_contingency", "chisquare", "counts_plan", "expected_frequencies", "public_categories"]
 
 GOF_METHOD = (
     "Monte Carlo: the multinomial null plus the exact noise, Kifer & Rogers' unprojected statistic (Kifer & Rogers "
@@ -100,6 +100,7 @@ _F_EXP = Checked(
     parameters={**privacy(), "categories": _CATEGORIES, "f_exp": _F_EXP, "n_resamples": RESAMPLES, **UNITS, **NOISE},
     relations=("row", "unit"),
     cases="dpstats.hypothesis._cases:chisquare",
+    preview="dpstats.hypothesis._previews:chisquare_preview",
 )
 def chisquare(
     x,
@@ -157,9 +158,9 @@ def chisquare(
     >>> bool(result.pvalue < 0.01)
     True
     """
-    categories = _categories(categories, "categories")
+    categories = public_categories(categories, "categories")
     k = len(categories)
-    expected = _expected(f_exp, k)
+    expected = expected_frequencies(f_exp, k)
     x, units = one_record_per_unit(x, privacy_unit, max_rows, "x")
     codes, table = _codes(x, categories, "x")
     unit_note, relation = "", "row"
@@ -196,6 +197,7 @@ def chisquare(
     parameters={**privacy(), "categories": _PAIR, "n_resamples": RESAMPLES, **UNITS, **NOISE},
     relations=("row", "unit"),
     cases="dpstats.hypothesis._cases:chi2_contingency",
+    preview="dpstats.hypothesis._previews:chi2_contingency_preview",
 )
 def chi2_contingency(
     x,
@@ -254,7 +256,7 @@ def chi2_contingency(
     >>> bool(result.pvalue < 0.01)
     True
     """
-    rows, columns = _pair(categories)
+    rows, columns = category_pair(categories)
     r, c = len(rows), len(columns)
     x, units = one_record_per_unit(x, privacy_unit, max_rows, "x")
     codes_x, table_x = _codes(x, rows, "x")
@@ -306,7 +308,7 @@ def counts_plan(counts: np.ndarray, epsilon: float, delta: float, noise: str) ->
 # ----------------------------------------------------------------------------- reading
 
 
-def _categories(categories, name: str) -> list:
+def public_categories(categories, name: str) -> list:
     """The public categories (at least two), refused naming ``name``."""
     try:
         found = check_categories(categories, None)
@@ -317,13 +319,15 @@ def _categories(categories, name: str) -> list:
     return found
 
 
-def _pair(categories) -> tuple[list, list]:
+def category_pair(categories) -> tuple[list, list]:
+    """The public categories of x and of y (at least two each), refused naming ``categories``."""
     if isinstance(categories, (str, bytes)) or not isinstance(categories, (tuple, list)) or len(categories) != 2:
         raise ParameterError(
             "categories must be a pair (categories of x, categories of y) of lists of public labels; got "
             f"{categories!r}"
         )
-    return _categories(categories[0], "categories[0] (of x)"), _categories(categories[1], "categories[1] (of y)")
+    rows = public_categories(categories[0], "categories[0] (of x)")
+    return rows, public_categories(categories[1], "categories[1] (of y)")
 
 
 def _codes(x, categories: list, name: str):
@@ -342,7 +346,7 @@ def _codes(x, categories: list, name: str):
     return codes, table
 
 
-def _expected(f_exp, k: int) -> np.ndarray:
+def expected_frequencies(f_exp, k: int) -> np.ndarray:
     """p₀: ``f_exp`` normalised (equal probabilities for None)."""
     if f_exp is None:
         return np.full(k, 1.0 / k)

@@ -224,15 +224,16 @@ def moment_plans(found: list[Shifted], epsilon: float, delta: float, noise: str)
     return plans
 
 
-def moments_note(k: int, n) -> str:
-    """What :func:`release_moments` releases, in words, for k samples of n records in all (public; "n" when a
-    preview is not given it)."""
+def moments_note(k: int, n: int | None) -> str:
+    """What :func:`release_moments` releases, in words, for k samples of n records in all (public; None: a preview
+    not given n, which no noise here depends on)."""
+    size = "n public, not given" if n is None else f"n = {n}, public"
     if k > 1:
         return (
-            f"the sum and the sum of squares about the bounds' midpoint of {k} samples and their sizes (n = {n}, "
-            "public), epsilon split 4 : 1 : 2"
+            f"the sum and the sum of squares about the bounds' midpoint of {k} samples and their sizes ({size}), "
+            "epsilon split 4 : 1 : 2"
         )
-    return f"the sum and the sum of squares about the bounds' midpoint (n = {n}, public), epsilon split 4 : 1"
+    return f"the sum and the sum of squares about the bounds' midpoint ({size}), epsilon split 4 : 1"
 
 
 class Moments:

@@ -35,6 +35,7 @@ __all__ = [
     "plug_in_sizes",
     "read_sample",
     "read_samples",
+    "unit_note",
 ]
 
 #: scipy's ``alternative``.
@@ -181,8 +182,12 @@ def check_one_record(max_rows) -> None:
 def keep_one_per_unit(arrays: tuple, units, rng):
     """The rows of ``arrays`` kept for ``units`` (one per unit), the number of units N and the ledger's unit note."""
     kept = bound_rows(arrays, units.aligned(arrays[0].shape[0]), rng)
-    note = f"privacy unit: {kept.units} units (public), 1 record each; "
-    return kept.arrays, kept.units, note
+    return kept.arrays, kept.units, unit_note(kept.units)
+
+
+def unit_note(units: int) -> str:
+    """The ledger note's part on the privacy unit of a test: N units (public), one record kept of each."""
+    return f"privacy unit: {units} units (public), 1 record each; "
 
 
 # ----------------------------------------------------------------------------- the charge
