@@ -82,6 +82,7 @@ _WINDOW = 12.0
     },
     relations=("row", "unit"),
     cases="dpstats.hypothesis._cases:binomtest",
+    preview="dpstats.hypothesis._previews:binomtest_preview",
 )
 def binomtest(
     x,

@@ -91,6 +91,7 @@ KW_METHOD = (
     parameters={**privacy(), "alternative": ALTERNATIVE, "n_resamples": RESAMPLES, **NOISE},
     relations=("row",),
     cases="dpstats.hypothesis._cases:mannwhitneyu",
+    preview="dpstats.hypothesis._previews:mannwhitneyu_preview",
 )
 def mannwhitneyu(
     x,
@@ -168,6 +169,7 @@ def mannwhitneyu(
     parameters={**privacy(), "n_resamples": RESAMPLES, **NOISE},
     relations=("row",),
     cases="dpstats.hypothesis._cases:kruskal",
+    preview="dpstats.hypothesis._previews:kruskal_preview",
 )
 def kruskal(
     samples,

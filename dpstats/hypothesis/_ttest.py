@@ -55,6 +55,7 @@ TWO_METHOD = (
     },
     relations=("row", "unit"),
     cases="dpstats.hypothesis._cases:ttest_1samp",
+    preview="dpstats.hypothesis._previews:ttest_1samp_preview",
 )
 def ttest_1samp(
     a,
@@ -209,6 +210,7 @@ def _mean_interval(r, level: float, rng, draws: int) -> tuple[float, float]:
     },
     relations=("row",),
     cases="dpstats.hypothesis._cases:ttest_ind",
+    preview="dpstats.hypothesis._previews:ttest_ind_preview",
 )
 def ttest_ind(
     a,
