@@ -18,7 +18,7 @@ from scipy.optimize import minimize
 from scipy.stats import binom
 
 import dpstats as dps
-from dpstats import registry
+from dpstats import hypothesis, registry
 from dpstats.descriptive._previews import EXPONENTIAL
 from dpstats.exceptions import NotPrivateError, ParameterError
 from dpstats.linear_model._previews import GAMMA_NORM
@@ -49,10 +49,12 @@ def public_of(declaration, example):
         if isinstance(ids, str):
             ids = first[ids].to_numpy()
         first = first[[c for c in first.columns if c not in (example.kwargs.get("privacy_unit"), by)]]
-    array = np.asarray(first)
     public = {} if ids is None else {"units": int(np.unique(np.asarray(ids)).size)}
     if by is not None:
         public["by"] = True
+    if declaration.family == "hypothesis":
+        return epsilon, delta, {**public, **(_tested(declaration, positional) if ids is None else {}), **kwargs}
+    array = np.asarray(first)
     name, rows = declaration.name, array.shape[0]
     if declaration.family == "descriptive" and name != "private_norm_bound":
         axis = kwargs.pop("axis", None)
@@ -71,6 +73,18 @@ def public_of(declaration, example):
     if ids is None and by is None and name != "histogram":
         public["n"] = rows
     return epsilon, delta, {**public, **kwargs}
+
+
+def _tested(declaration, positional) -> dict:
+    """The public size of a hypothesis test's data, as its neighbouring relation makes it public: n records (aligned
+    columns of records: their rows), and for separate samples only their total n — the sizes of the samples are
+    private (released with noise) — with k, the number of samples of a sequence of samples."""
+    kinds = [constraint.kind for constraint in declaration.data.values()]
+    if kinds == ["samples"]:
+        return {"n": sum(len(s) for s in positional[0]), "k": len(positional[0])}
+    if "records" in kinds:  # aligned columns (x, y of a contingency table): one record per row
+        return {"n": len(positional[0])}
+    return {"n": sum(len(sample) for sample in positional)}  # one sample, or separate samples: their total
 
 
 EXAMPLES = [
@@ -335,12 +349,37 @@ def test_an_unproven_call_fits_only_an_accountant_that_takes_unproven_releases()
         (lambda: dps.preview(dps.mean, 1.0, bounds=(0, 1), n=10, foo=1), "mean's preview takes bounds, n, .*got foo"),
         (lambda: dps.preview(dps.low_rank, 1.0, 1e-6, k=1, n=10, d=5, units=3, max_rows=2), "got max_rows, units"),
         (lambda: dps.preview(len, 1.0), "dpstats release"),
+        (lambda: dps.preview(hypothesis.binomtest, 1.0, units=10, max_rows=2), "max_rows=1"),
+        (lambda: dps.preview(hypothesis.chisquare, 1.0, n=10), "categories is needed"),
+        (lambda: dps.preview(hypothesis.ttest_1samp, 1.0, n=10, bounds=(0, 1), popmean=2.0), "popmean"),
+        (lambda: dps.preview(hypothesis.ttest_1samp, 1.0, n=1, bounds=(0, 1)), "n must be >= 2"),
+        (lambda: dps.preview(hypothesis.ttest_ind, 1.0, n=100, bounds=(0, 1), sizes=(50, 50)), "got sizes"),
+        (lambda: dps.preview(hypothesis.mannwhitneyu, 1.0), "n is needed"),
+        (lambda: dps.preview(hypothesis.kruskal, 1.0, n=30), "k is needed"),
     ],
 )
 def test_bad_public_arguments_are_errors_naming_them(call, message):
     with pytest.raises(ParameterError, match=message), warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         call()
+
+
+@pytest.mark.parametrize("test", ["ttest_ind", "f_oneway", "mannwhitneyu", "kruskal"])
+def test_a_several_sample_test_s_preview_needs_no_sizes(test):
+    """The sizes of the samples are private (released with noise): one preview from the public total n (and k) is
+    the ledger's for samples of any sizes, balanced or not."""
+    function = getattr(hypothesis, test)
+    x = np.random.default_rng(5).uniform(0, 1, 60)
+    several = test in ("f_oneway", "kruskal")  # k samples in one sequence (k = 3 here), else x and y
+    options = {"bounds": (0, 1)} if test in ("ttest_ind", "f_oneway") else {}
+    planned = dps.preview(function, 1.0, n=x.size, **({"k": 3} if several else {}), **options)
+    for cuts in ([1, 3], [20, 50]) if several else ([1], [30]):
+        samples = np.split(x, cuts)
+        acc = dps.Accountant(10.0)
+        function(*([samples] if several else samples), 1.0, **options, n_resamples=20, rng=0, accountant=acc)
+        (entry,) = acc.ledger
+        assert entry.events == planned.events
+        assert [(s.scale, s.half_width) for s in entry.noise] == [(s.scale, s.half_width) for s in planned.statements]
 
 
 def test_a_grouped_release_s_default_delta_is_its_method_s():

@@ -24,6 +24,7 @@ METHOD = (
     parameters={**privacy(), "bounds": BOUNDS, "clip": Flag(), "n_resamples": RESAMPLES, **NOISE},
     relations=("row",),
     cases="dpstats.hypothesis._cases:f_oneway",
+    preview="dpstats.hypothesis._previews:f_oneway_preview",
 )
 def f_oneway(
     samples,

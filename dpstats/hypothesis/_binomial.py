@@ -43,7 +43,7 @@ import numpy as np
 
 from .._constraints import NOISE, UNITS, Data, Real, privacy
 from .._registry import declare
-from .._release import plan
+from .._release import Planned, plan
 from ..exceptions import DataValidationError
 from ..inference._simulate import NoiseModel
 from ..noise.release import Statistic
@@ -58,7 +58,7 @@ from ._result import (
     read_sample,
 )
 
-__all__ = ["binomtest"]
+__all__ = ["binomtest", "count_plan"]
 
 METHOD = (
     "exact: the binomial null convolved with the count's exact noise (Awan & Slavković 2018, with dpstats' discrete "
@@ -82,6 +82,7 @@ _WINDOW = 12.0
     },
     relations=("row", "unit"),
     cases="dpstats.hypothesis._cases:binomtest",
+    preview="dpstats.hypothesis._previews:binomtest_preview",
 )
 def binomtest(
     x,
@@ -151,7 +152,7 @@ def binomtest(
         relation = "unit"
     n = int(values.shape[0])
     ones = int(np.count_nonzero(values))
-    planned = plan(Statistic(ones, Fraction(1)), [1], epsilon, delta, noise=noise, units="records")
+    planned = count_plan(ones, epsilon, delta, noise)
     note = (
         f"{unit_note}binomtest: the number of ones of a 0/1 sample of n = {n} (public), the whole budget; the "
         "p-value is the exact convolution of its noise with the Binomial(n, p) null"
@@ -171,6 +172,11 @@ def binomtest(
         ci=None if confidence_level is None else proportion_interval(count, n, model, confidence_level),
         confidence_level=confidence_level,
     )
+
+
+def count_plan(ones: int, epsilon: float, delta: float, noise: str) -> Planned:
+    """The plan of the number of ones: sensitivity 1, the whole budget (the release's and its preview's)."""
+    return plan(Statistic(ones, Fraction(1)), [1], epsilon, delta, noise=noise, units="records")
 
 
 def _check_binary(values: np.ndarray) -> None:

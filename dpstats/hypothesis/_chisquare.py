@@ -54,14 +54,14 @@ import numpy as np
 from .._constraints import NOISE, UNITS, Checked, Data, privacy
 from .._engine.tables import check_categories, labels
 from .._registry import declare
-from .._release import plan
+from .._release import Planned, plan
 from ..descriptive._histogram import category_codes
 from ..exceptions import DataValidationError, OutOfBoundsError, ParameterError
 from ..inference._simulate import DRAWS, NoiseModel, pvalue
 from ..noise.release import Statistic
 from ._result import RESAMPLES, HypothesisResult, charged, keep_one_per_unit, noise_of, one_record_per_unit
 
-__all__ = ["chi2_contingency", "chisquare"]
+__all__ = ["category_pair", "chi2_contingency", "chisquare", "counts_plan", "expected_frequencies", "public_categories"]
 
 GOF_METHOD = (
     "Monte Carlo: the multinomial null plus the exact noise, Kifer & Rogers' unprojected statistic (Kifer & Rogers "
@@ -100,6 +100,7 @@ _F_EXP = Checked(
     parameters={**privacy(), "categories": _CATEGORIES, "f_exp": _F_EXP, "n_resamples": RESAMPLES, **UNITS, **NOISE},
     relations=("row", "unit"),
     cases="dpstats.hypothesis._cases:chisquare",
+    preview="dpstats.hypothesis._previews:chisquare_preview",
 )
 def chisquare(
     x,
@@ -157,9 +158,9 @@ def chisquare(
     >>> bool(result.pvalue < 0.01)
     True
     """
-    categories = _categories(categories, "categories")
+    categories = public_categories(categories, "categories")
     k = len(categories)
-    expected = _expected(f_exp, k)
+    expected = expected_frequencies(f_exp, k)
     x, units = one_record_per_unit(x, privacy_unit, max_rows, "x")
     codes, table = _codes(x, categories, "x")
     unit_note, relation = "", "row"
@@ -168,7 +169,7 @@ def chisquare(
         relation = "unit"
     n = int(codes.shape[0])
     counts = np.bincount(codes, minlength=k).astype(np.int64)
-    planned = plan(Statistic(counts, Fraction(1)), [1, 1], epsilon, delta, noise=noise, changed=2, units="counts")
+    planned = counts_plan(counts, epsilon, delta, noise)
     note = f"{unit_note}chisquare: the counts of {k} public categories (n = {n}, public), the whole budget"
     (noisy,) = charged("chisquare", [planned], rng=rng, accountant=accountant, note=note, relation=relation)
     noisy = np.asarray(noisy, dtype=np.float64)
@@ -196,6 +197,7 @@ def chisquare(
     parameters={**privacy(), "categories": _PAIR, "n_resamples": RESAMPLES, **UNITS, **NOISE},
     relations=("row", "unit"),
     cases="dpstats.hypothesis._cases:chi2_contingency",
+    preview="dpstats.hypothesis._previews:chi2_contingency_preview",
 )
 def chi2_contingency(
     x,
@@ -254,7 +256,7 @@ def chi2_contingency(
     >>> bool(result.pvalue < 0.01)
     True
     """
-    rows, columns = _pair(categories)
+    rows, columns = category_pair(categories)
     r, c = len(rows), len(columns)
     x, units = one_record_per_unit(x, privacy_unit, max_rows, "x")
     codes_x, table_x = _codes(x, rows, "x")
@@ -269,7 +271,7 @@ def chi2_contingency(
         relation = "unit"
     n = int(codes_x.shape[0])
     table = np.bincount(codes_x * c + codes_y, minlength=r * c).astype(np.int64).reshape(r, c)
-    planned = plan(Statistic(table, Fraction(1)), [1, 1], epsilon, delta, noise=noise, changed=2, units="counts")
+    planned = counts_plan(table, epsilon, delta, noise)
     note = f"{unit_note}chi2_contingency: the {r} × {c} table of public categories (n = {n}, public), the whole budget"
     (noisy,) = charged("chi2_contingency", [planned], rng=rng, accountant=accountant, note=note, relation=relation)
     noisy = np.asarray(noisy, dtype=np.float64).reshape(r, c)
@@ -297,10 +299,16 @@ def chi2_contingency(
     )
 
 
+def counts_plan(counts: np.ndarray, epsilon: float, delta: float, noise: str) -> Planned:
+    """The plan of the counts over public categories (a vector of k, or an r × c table): a replaced record moves
+    two counts by 1 each (L1 sensitivity 2, L2 √2), the whole budget (the release's and its preview's)."""
+    return plan(Statistic(counts, Fraction(1)), [1, 1], epsilon, delta, noise=noise, changed=2, units="counts")
+
+
 # ----------------------------------------------------------------------------- reading
 
 
-def _categories(categories, name: str) -> list:
+def public_categories(categories, name: str) -> list:
     """The public categories (at least two), refused naming ``name``."""
     try:
         found = check_categories(categories, None)
@@ -311,13 +319,15 @@ def _categories(categories, name: str) -> list:
     return found
 
 
-def _pair(categories) -> tuple[list, list]:
+def category_pair(categories) -> tuple[list, list]:
+    """The public categories of x and of y (at least two each), refused naming ``categories``."""
     if isinstance(categories, (str, bytes)) or not isinstance(categories, (tuple, list)) or len(categories) != 2:
         raise ParameterError(
             "categories must be a pair (categories of x, categories of y) of lists of public labels; got "
             f"{categories!r}"
         )
-    return _categories(categories[0], "categories[0] (of x)"), _categories(categories[1], "categories[1] (of y)")
+    rows = public_categories(categories[0], "categories[0] (of x)")
+    return rows, public_categories(categories[1], "categories[1] (of y)")
 
 
 def _codes(x, categories: list, name: str):
@@ -336,7 +346,7 @@ def _codes(x, categories: list, name: str):
     return codes, table
 
 
-def _expected(f_exp, k: int) -> np.ndarray:
+def expected_frequencies(f_exp, k: int) -> np.ndarray:
     """p₀: ``f_exp`` normalised (equal probabilities for None)."""
     if f_exp is None:
         return np.full(k, 1.0 / k)

@@ -71,7 +71,8 @@ from fractions import Fraction
 import numpy as np
 
 from .._engine import bounded_sums
-from .._release import plan, split_budget
+from .._kernels.fixed_point import BoundedSums, FixedPoint
+from .._release import Planned, plan, split_budget
 from .._validation import check_bounds
 from ..descriptive._shifted import Shifted, scalar
 from ..exceptions import ParameterError
@@ -87,7 +88,11 @@ __all__ = [
     "World",
     "difference_interval",
     "max_pvalue",
+    "moment_plans",
+    "moments_note",
+    "public_moments",
     "release_moments",
+    "scalar_bounds",
 ]
 
 #: One sample: the budget of S and Q (as dpstats.mean with ci).
@@ -144,9 +149,7 @@ def release_moments(
 ) -> Released:
     """Check every value of ``samples`` against ``bounds`` (NaN and infinity always raise; values outside raise unless
     ``clip``), sum each sample's records exactly, and release their moments in one charge (module docstring)."""
-    lower, upper = check_bounds(bounds)
-    if lower.ndim or upper.ndim:
-        raise ParameterError(f"bounds must be a pair of numbers (lower, upper); got {bounds!r}")
+    lower, upper = scalar_bounds(bounds)
     found = [
         Shifted.of(bounded_sums(x, lower, upper, axis=None, clip=clip, squares=True, name=name), 1)
         for x, name in zip(samples, names, strict=True)
@@ -155,6 +158,51 @@ def release_moments(
     width = Fraction(scalar(first.shifted_sensitivity))  # w of the rounded bounds (the same grid for every sample)
     k = len(samples)
     several = k > 1
+    plans = moment_plans(found, epsilon, delta, noise)
+    counts = np.array([g.count.values for g in found], dtype=np.int64)
+    n = int(counts.sum())
+    what = moments_note(k, n)
+    noisy = charged(test, plans, rng=rng, accountant=accountant, note=f"{note}{test}: {what}", relation=relation)
+    middle = float(np.asarray(first.midpoint))  # of the bounds rounded to the records' grid
+    return Released(
+        sums=np.atleast_1d(np.asarray(noisy[0], dtype=np.float64)),
+        counts=np.atleast_1d(np.asarray(noisy[2], dtype=np.float64)) if several else counts.astype(np.float64),
+        squares=np.atleast_1d(np.asarray(noisy[1], dtype=np.float64)),
+        noise_sum=noise_of(plans[0]),
+        noise_count=noise_of(plans[2]) if several else NoiseModel.none(),
+        noise_square=noise_of(plans[1]),
+        lower=middle - float(width) / 2,
+        upper=middle + float(width) / 2,
+        n=n,
+    )
+
+
+def scalar_bounds(bounds) -> tuple[np.ndarray, np.ndarray]:
+    """``bounds`` as a pair of scalars (lower, upper), else a ParameterError naming them."""
+    lower, upper = check_bounds(bounds)
+    if lower.ndim or upper.ndim:
+        raise ParameterError(f"bounds must be a pair of numbers (lower, upper); got {bounds!r}")
+    return lower, upper
+
+
+def public_moments(bounds) -> Shifted:
+    """The moments of no records on the public fixed-point grid of ``bounds``: all that :func:`moment_plans` reads of
+    a sample besides its values — the width w of the bounds rounded to the grid and the grids of the sums — as
+    :func:`release_moments` finds them for every sample (the grid depends on the bounds only). A preview plans with
+    it."""
+    lower, upper = scalar_bounds(bounds)
+    unit, q_lower, q_upper = FixedPoint.of(lower, upper, True).public(())
+    return Shifted.of(BoundedSums(0, unit, q_lower, q_upper, 0, 0), 1)
+
+
+def moment_plans(found: list[Shifted], epsilon: float, delta: float, noise: str) -> list[Planned]:
+    """The plans of the moments of k samples (module docstring, "The releases"), each sample's exact moments in
+    ``found`` (on one grid): S with sensitivity w, Q with w²/4 per sample it moves, and with several samples the
+    counts C (L1 2, L2 √2), ε split S : Q = 4 : 1 for one sample, S : C : Q = 4 : 2 : 1 for several; in the order
+    S, Q(, C). The release's and its preview's (:func:`public_moments`)."""
+    first = found[0]
+    width = Fraction(scalar(first.shifted_sensitivity))  # w of the rounded bounds (the same grid for every sample)
+    several = len(found) > 1
     pairs = 2 if several else 1
     shares = split_budget(epsilon, delta, SHARES if several else ONE_SAMPLE_SHARES)
     sums = Statistic(np.array([scalar(g.shifted.values) for g in found], dtype=object), first.shifted.unit)
@@ -170,29 +218,22 @@ def release_moments(
             units="squared data units (Σ(x − x̄)² of each sample)",
         ),
     ]
-    counts = np.array([g.count.values for g in found], dtype=np.int64)
     if several:
+        counts = np.array([g.count.values for g in found], dtype=np.int64)
         plans.append(plan(Statistic(counts, Fraction(1)), [1, 1], *shares[1], noise=noise, changed=2, units="records"))
-    n = int(counts.sum())
-    what = (
-        f"the sum and the sum of squares about the bounds' midpoint of {k} samples and their sizes (n = {n}, public), "
-        "epsilon split 4 : 1 : 2"
-        if several
-        else f"the sum and the sum of squares about the bounds' midpoint (n = {n}, public), epsilon split 4 : 1"
-    )
-    noisy = charged(test, plans, rng=rng, accountant=accountant, note=f"{note}{test}: {what}", relation=relation)
-    middle = float(np.asarray(first.midpoint))  # of the bounds rounded to the records' grid
-    return Released(
-        sums=np.atleast_1d(np.asarray(noisy[0], dtype=np.float64)),
-        counts=np.atleast_1d(np.asarray(noisy[2], dtype=np.float64)) if several else counts.astype(np.float64),
-        squares=np.atleast_1d(np.asarray(noisy[1], dtype=np.float64)),
-        noise_sum=noise_of(plans[0]),
-        noise_count=noise_of(plans[2]) if several else NoiseModel.none(),
-        noise_square=noise_of(plans[1]),
-        lower=middle - float(width) / 2,
-        upper=middle + float(width) / 2,
-        n=n,
-    )
+    return plans
+
+
+def moments_note(k: int, n: int | None) -> str:
+    """What :func:`release_moments` releases, in words, for k samples of n records in all (public; None: a preview
+    not given n, which no noise here depends on)."""
+    size = "n public, not given" if n is None else f"n = {n}, public"
+    if k > 1:
+        return (
+            f"the sum and the sum of squares about the bounds' midpoint of {k} samples and their sizes ({size}), "
+            "epsilon split 4 : 1 : 2"
+        )
+    return f"the sum and the sum of squares about the bounds' midpoint ({size}), epsilon split 4 : 1"
 
 
 class Moments:

@@ -52,7 +52,7 @@ import numpy as np
 
 from .._constraints import NOISE, Data, privacy
 from .._registry import declare
-from .._release import plan, split_budget
+from .._release import Planned, plan, split_budget
 from ..exceptions import DataValidationError
 from ..inference._simulate import DRAWS, pvalue
 from ..noise.release import Statistic
@@ -67,7 +67,7 @@ from ._result import (
     read_samples,
 )
 
-__all__ = ["kruskal", "mannwhitneyu", "rank_sums"]
+__all__ = ["kruskal", "kruskal_plans", "mannwhitneyu", "mannwhitneyu_plans", "rank_sums"]
 
 #: The budget's shares: the rank statistic, the sizes (the sizes only place the null's reference).
 SHARES = (19, 1)
@@ -91,6 +91,7 @@ KW_METHOD = (
     parameters={**privacy(), "alternative": ALTERNATIVE, "n_resamples": RESAMPLES, **NOISE},
     relations=("row",),
     cases="dpstats.hypothesis._cases:mannwhitneyu",
+    preview="dpstats.hypothesis._previews:mannwhitneyu_preview",
 )
 def mannwhitneyu(
     x,
@@ -144,15 +145,8 @@ def mannwhitneyu(
     samples = [_finite(read_sample(x, "x"), "x"), _finite(read_sample(y, "y"), "y")]
     n = samples[0].size + samples[1].size
     twice = _twice_rank_sums(samples)
-    (e_w, d_w), (e_c, d_c) = split_budget(epsilon, delta, SHARES)
-    plans = [
-        plan(Statistic(int(twice[0]), Fraction(1, 2)), [n - 1], e_w, d_w, noise=noise, units="ranks (W of x)"),
-        plan(Statistic(samples[0].size, Fraction(1)), [1], e_c, d_c, noise=noise, units="records in x"),
-    ]
-    note = (
-        f"mannwhitneyu: the centred rank sum of x in the pooled sample of n = {n} (public) and the size of x, "
-        "epsilon split 19 : 1"
-    )
+    plans = mannwhitneyu_plans(int(twice[0]), samples[0].size, n, epsilon, delta, noise)
+    note = f"mannwhitneyu: {mannwhitneyu_note(n)}"
     w, size = charged("mannwhitneyu", plans, rng=rng, accountant=accountant, note=note, relation="row")
     sizes = balanced_sizes([size, n - size], n, noise_of(plans[1]))
     null = noise_of(plans[0]).release(rank_sums(n, sizes, n_resamples, rng)[:, 0], rng)
@@ -175,6 +169,7 @@ def mannwhitneyu(
     parameters={**privacy(), "n_resamples": RESAMPLES, **NOISE},
     relations=("row",),
     cases="dpstats.hypothesis._cases:kruskal",
+    preview="dpstats.hypothesis._previews:kruskal_preview",
 )
 def kruskal(
     samples,
@@ -226,16 +221,9 @@ def kruskal(
     k = len(found)
     n = sum(s.size for s in found)
     twice = _twice_rank_sums(found)
-    (e_k, d_k), (e_c, d_c) = split_budget(epsilon, delta, SHARES)
     counts = np.array([s.size for s in found], dtype=np.int64)
-    plans = [
-        plan(Statistic(int(np.abs(twice).sum()), Fraction(1, 2)), [2 * (n - 1)], e_k, d_k, noise=noise, units="ranks"),
-        plan(Statistic(counts, Fraction(1)), [1, 1], e_c, d_c, noise=noise, changed=2, units="records per sample"),
-    ]
-    note = (
-        f"kruskal: the sum of the absolute centred rank sums of {k} samples in the pooled sample of n = {n} "
-        "(public) and their sizes, epsilon split 19 : 1"
-    )
+    plans = kruskal_plans(int(np.abs(twice).sum()), counts, n, epsilon, delta, noise)
+    note = f"kruskal: {kruskal_note(k, n)}"
     total, sizes = charged("kruskal", plans, rng=rng, accountant=accountant, note=note, relation="row")
     draws = rank_sums(n, balanced_sizes(sizes, n, noise_of(plans[1])), n_resamples, rng)
     null = noise_of(plans[0]).release(np.abs(draws).sum(axis=1), rng)
@@ -248,6 +236,37 @@ def kruskal(
         method=KW_METHOD,
         released={"K (sum of |centred rank sums|)": total, "sizes": np.asarray(sizes), "n": n},
         n_resamples=n_resamples,
+    )
+
+
+def mannwhitneyu_plans(twice_w: int, size: int, n: int, epsilon: float, delta: float, noise: str) -> list[Planned]:
+    """The plans of Mann–Whitney's releases (module docstring): 2W of x on the grid ½ (W moves by at most n − 1)
+    and the size of x (sensitivity 1), ε split 19 : 1. The release's and its preview's (n public)."""
+    (e_w, d_w), (e_c, d_c) = split_budget(epsilon, delta, SHARES)
+    return [
+        plan(Statistic(int(twice_w), Fraction(1, 2)), [n - 1], e_w, d_w, noise=noise, units="ranks (W of x)"),
+        plan(Statistic(int(size), Fraction(1)), [1], e_c, d_c, noise=noise, units="records in x"),
+    ]
+
+
+def mannwhitneyu_note(n) -> str:
+    return f"the centred rank sum of x in the pooled sample of n = {n} (public) and the size of x, epsilon split 19 : 1"
+
+
+def kruskal_plans(twice_k: int, counts: np.ndarray, n: int, epsilon: float, delta: float, noise: str) -> list[Planned]:
+    """The plans of Kruskal–Wallis' releases (module docstring): 2K on the grid ½ (K moves by at most 2(n − 1)) and
+    the k sizes (L1 2, L2 √2), ε split 19 : 1. The release's and its preview's (n public)."""
+    (e_k, d_k), (e_c, d_c) = split_budget(epsilon, delta, SHARES)
+    return [
+        plan(Statistic(int(twice_k), Fraction(1, 2)), [2 * (n - 1)], e_k, d_k, noise=noise, units="ranks"),
+        plan(Statistic(counts, Fraction(1)), [1, 1], e_c, d_c, noise=noise, changed=2, units="records per sample"),
+    ]
+
+
+def kruskal_note(k, n) -> str:
+    return (
+        f"the sum of the absolute centred rank sums of {k} samples in the pooled sample of n = {n} (public) and their "
+        "sizes, epsilon split 19 : 1"
     )
 
 

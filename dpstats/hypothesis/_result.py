@@ -27,6 +27,7 @@ __all__ = [
     "RESAMPLES",
     "HypothesisResult",
     "charged",
+    "check_one_record",
     "noise_of",
     "keep_one_per_unit",
     "one_record_per_unit",
@@ -34,6 +35,7 @@ __all__ = [
     "plug_in_sizes",
     "read_sample",
     "read_samples",
+    "unit_note",
 ]
 
 #: scipy's ``alternative``.
@@ -162,20 +164,30 @@ def one_record_per_unit(x, privacy_unit, max_rows, name: str):
     x, units = take_units(x, privacy_unit, max_rows, name)
     if units is None:
         return x, None
-    if units.max_rows != 1:
+    check_one_record(units.max_rows)
+    return x, units
+
+
+def check_one_record(max_rows) -> None:
+    """``max_rows`` of a test with a privacy unit: 1, else a ParameterError naming it (:func:`one_record_per_unit`;
+    a preview checks the public ``max_rows`` with it)."""
+    if max_rows != 1:
         raise ParameterError(
             f"a test with privacy_unit needs max_rows=1 (one record per unit, chosen at random): the records of one "
             f"unit are not independent, and the null distributions here are for independent records; got "
-            f"max_rows={units.max_rows}"
+            f"max_rows={max_rows}"
         )
-    return x, units
 
 
 def keep_one_per_unit(arrays: tuple, units, rng):
     """The rows of ``arrays`` kept for ``units`` (one per unit), the number of units N and the ledger's unit note."""
     kept = bound_rows(arrays, units.aligned(arrays[0].shape[0]), rng)
-    note = f"privacy unit: {kept.units} units (public), 1 record each; "
-    return kept.arrays, kept.units, note
+    return kept.arrays, kept.units, unit_note(kept.units)
+
+
+def unit_note(units: int) -> str:
+    """The ledger note's part on the privacy unit of a test: N units (public), one record kept of each."""
+    return f"privacy unit: {units} units (public), 1 record each; "
 
 
 # ----------------------------------------------------------------------------- the charge

@@ -8,11 +8,10 @@ import numpy as np
 
 from .._constraints import BOUNDS, NOISE, UNITS, Data, Flag, Real, privacy
 from .._registry import declare
-from .._validation import check_bounds
 from ..exceptions import DataValidationError, ParameterError
 from ..inference._mean import MeanReleases, mean_interval
 from ..inference._simulate import DRAWS, NoiseModel
-from ._moments import Moments, World, difference_interval, max_pvalue, release_moments
+from ._moments import Moments, World, difference_interval, max_pvalue, release_moments, scalar_bounds
 from ._result import (
     ALTERNATIVE,
     LEVEL,
@@ -24,7 +23,7 @@ from ._result import (
     read_sample,
 )
 
-__all__ = ["ttest_1samp", "ttest_ind"]
+__all__ = ["check_popmean", "ttest_1samp", "ttest_ind"]
 
 ONE_METHOD = (
     "parametric bootstrap with the exact noise: Fieller's studentised ratio with the variance about the null mean "
@@ -56,6 +55,7 @@ TWO_METHOD = (
     },
     relations=("row", "unit"),
     cases="dpstats.hypothesis._cases:ttest_1samp",
+    preview="dpstats.hypothesis._previews:ttest_1samp_preview",
 )
 def ttest_1samp(
     a,
@@ -130,7 +130,7 @@ def ttest_1samp(
     """
     a, units = one_record_per_unit(a, privacy_unit, max_rows, "a")
     values = read_sample(a, "a", minimum=2)
-    _check_popmean(popmean, bounds)
+    check_popmean(popmean, bounds)
     unit_note, relation = "", "row"
     if units is not None:
         (values,), count, unit_note = keep_one_per_unit((values,), units, rng)
@@ -210,6 +210,7 @@ def _mean_interval(r, level: float, rng, draws: int) -> tuple[float, float]:
     },
     relations=("row",),
     cases="dpstats.hypothesis._cases:ttest_ind",
+    preview="dpstats.hypothesis._previews:ttest_ind_preview",
 )
 def ttest_ind(
     a,
@@ -305,11 +306,10 @@ def ttest_ind(
     )
 
 
-def _check_popmean(popmean: float, bounds) -> None:
-    """``popmean`` inside the bounds (refused naming it: the mean of values inside them cannot lie outside)."""
-    lower, upper = check_bounds(bounds)
-    if lower.ndim or upper.ndim:
-        raise ParameterError(f"bounds must be a pair of numbers (lower, upper); got {bounds!r}")
+def check_popmean(popmean: float, bounds) -> None:
+    """``popmean`` inside the bounds (refused naming it: the mean of values inside them cannot lie outside); the
+    release's check and its preview's."""
+    lower, upper = scalar_bounds(bounds)
     if not float(lower) <= popmean <= float(upper):
         raise ParameterError(
             f"popmean must lie inside the bounds [{float(lower):g}, {float(upper):g}] (the mean of values inside "
