@@ -152,7 +152,8 @@ def test_one_charge_per_call_with_the_split_in_the_ledger(call, split):
 
 BAD = [
     ("samples", lambda acc: hypothesis.kruskal([np.arange(5.0)], 1.0, accountant=acc)),
-    ("samples", lambda acc: hypothesis.f_oneway([np.arange(5.0), []], 1.0, bounds=(0, 5), accountant=acc)),
+    # a sample may be empty (its size is private: neighbours move records between samples); the total n is public
+    ("samples", lambda acc: hypothesis.f_oneway([np.array([1.0]), []], 1.0, bounds=(0, 5), accountant=acc)),
     ("categories", lambda acc: hypothesis.chisquare(["a", "b"], 1.0, categories=["a", "a"], accountant=acc)),
     ("categories", lambda acc: hypothesis.chisquare(["a", "b"], 1.0, categories=["a", None], accountant=acc)),
     ("categories", lambda acc: hypothesis.chi2_contingency(["a"], ["b"], 1.0, categories=["a", "b"], accountant=acc)),
@@ -161,8 +162,8 @@ BAD = [
     ("p", lambda acc: hypothesis.binomtest([0, 1], 1.0, p=-0.1, accountant=acc)),
     ("x", lambda acc: hypothesis.binomtest([0, 2], 1.0, accountant=acc)),
     ("alternative", lambda acc: hypothesis.mannwhitneyu([1.0], [2.0], 1.0, alternative="two_sided", accountant=acc)),
-    ("y", lambda acc: hypothesis.mannwhitneyu([1.0, 2.0], [], 1.0, accountant=acc)),
-    ("b", lambda acc: hypothesis.ttest_ind([0.5], [], 1.0, bounds=(0, 1), accountant=acc)),
+    ("samples", lambda acc: hypothesis.mannwhitneyu([1.0], [], 1.0, accountant=acc)),
+    ("samples", lambda acc: hypothesis.ttest_ind([0.5], [], 1.0, bounds=(0, 1), accountant=acc)),
     ("a", lambda acc: hypothesis.ttest_1samp([], 0.5, 1.0, bounds=(0, 1), accountant=acc)),
     ("popmean", lambda acc: hypothesis.ttest_1samp([0.2, 0.4], 2.0, 1.0, bounds=(0, 1), accountant=acc)),
     ("f_exp", lambda acc: hypothesis.chisquare(["a", "b"], 1.0, categories=["a", "b"], f_exp=[1.0], accountant=acc)),

@@ -50,9 +50,17 @@ def degenerate_neighbours(pairs, *, replace: bool = True) -> list[tuple]:
 
     The variants are neighbours under the pair's relation, and valid for the mechanism whenever the pair is (every
     value is one of the pair's). A dataset is a NumPy array of records or a tuple of them (values, keys, units,
-    labels), records along the first axis; a pair that shares no record, or shares them all, gives no variant."""
+    labels), records along the first axis, or several samples (a one-tuple of a list of 1-D arrays, the data of a
+    several-sample test): their records are (value, sample) and a variant's samples are its records by sample, k
+    of them as in the pair (public); a pair that shares no record, or shares them all, gives no variant."""
     out = []
     for first, second in pairs:
+        k = _sample_count(first)
+        if k is not None and (_sample_count(second) == k or _sample_count(second) is None and len(second) == k):
+            merged = [(_sample_records(first), _sample_records(second))]
+            variants = degenerate_neighbours(merged, replace=replace)
+            out += [tuple(_samples(v, k, first) for v in pair) for pair in variants]
+            continue
         sides = [tuple(np.asarray(p) for p in _records(x)) for x in (first, second)]
         keys = [_record_keys(parts) for parts in sides]
         if keys[0] is None or keys[1] is None:
@@ -71,6 +79,40 @@ def degenerate_neighbours(pairs, *, replace: bool = True) -> list[tuple]:
             if not all(np.array_equal(u, v) for u, v in zip(uniform, variants[0], strict=True)):
                 out.append(_pair(first, [uniform, variants[1]]))
     return out
+
+
+def _listed(dataset) -> bool:
+    return isinstance(dataset, tuple) and len(dataset) == 1 and isinstance(dataset[0], (list, tuple))
+
+
+def _sample_list(dataset) -> list | None:
+    """The samples of a several-sample dataset: ``([s_1, …, s_k],)`` or ``(s_1, …, s_k)`` of 1-D arrays of unequal
+    lengths (equal lengths are records of k parts), k >= 2; else None."""
+    samples = dataset[0] if _listed(dataset) else dataset
+    if not isinstance(samples, (list, tuple)) or len(samples) < 2 or any(np.ndim(s) != 1 for s in samples):
+        return None
+    if not _listed(dataset) and len({np.size(s) for s in samples}) == 1:
+        return None
+    return list(samples)
+
+
+def _sample_count(dataset) -> int | None:
+    samples = _sample_list(dataset)
+    return None if samples is None else len(samples)
+
+
+def _sample_records(dataset) -> tuple[np.ndarray, np.ndarray]:
+    """Several samples as records: (values, the index of each value's sample)."""
+    samples = [np.asarray(sample, dtype=np.float64) for sample in _sample_list(dataset)]
+    labels = np.concatenate([np.full(sample.size, j) for j, sample in enumerate(samples)])
+    return np.concatenate(samples), labels
+
+
+def _samples(records: tuple, k: int, like) -> tuple:
+    """Records (values, sample index) as the k samples of a several-sample dataset shaped as ``like``."""
+    values, labels = records
+    samples = [values[labels == j] for j in range(k)]
+    return (samples,) if _listed(like) else tuple(samples)
 
 
 def _with(parts: tuple, mask: np.ndarray, pattern: list, keep, only: np.ndarray | None = None) -> tuple:

@@ -6,7 +6,7 @@ from .._constraints import BOUNDS, NOISE, Data, Flag, privacy
 from .._registry import declare
 from ..inference._simulate import DRAWS
 from ._moments import Moments, World, max_pvalue, release_moments
-from ._result import RESAMPLES, HypothesisResult, balanced_sizes, read_samples
+from ._result import RESAMPLES, HypothesisResult, balanced_sizes, check_total, read_samples
 
 __all__ = ["f_oneway"]
 
@@ -83,7 +83,8 @@ def f_oneway(
     >>> bool(result.pvalue < 0.01)
     True
     """
-    found = read_samples(samples)
+    found = read_samples(samples, minimum=0)  # a sample's size is private
+    check_total(found)
     names = [f"samples[{j}]" for j in range(len(found))]
     r = release_moments(
         "f_oneway", found, names, bounds, clip, epsilon, delta, rng=rng, accountant=accountant, noise=noise

@@ -62,6 +62,7 @@ from ._result import (
     HypothesisResult,
     balanced_sizes,
     charged,
+    check_total,
     noise_of,
     read_sample,
     read_samples,
@@ -142,8 +143,8 @@ def mannwhitneyu(
     >>> bool(result.pvalue < 0.01)
     True
     """
-    samples = [_finite(read_sample(x, "x"), "x"), _finite(read_sample(y, "y"), "y")]
-    n = samples[0].size + samples[1].size
+    samples = [_finite(read_sample(x, "x", minimum=0), "x"), _finite(read_sample(y, "y", minimum=0), "y")]
+    n = check_total(samples)  # a sample's size is private
     twice = _twice_rank_sums(samples)
     plans = mannwhitneyu_plans(int(twice[0]), samples[0].size, n, epsilon, delta, noise)
     note = f"mannwhitneyu: {mannwhitneyu_note(n)}"
@@ -217,9 +218,9 @@ def kruskal(
     >>> bool(result.pvalue < 0.01)
     True
     """
-    found = [_finite(s, f"samples[{j}]") for j, s in enumerate(read_samples(samples))]
+    found = [_finite(s, f"samples[{j}]") for j, s in enumerate(read_samples(samples, minimum=0))]
     k = len(found)
-    n = sum(s.size for s in found)
+    n = check_total(found)  # a sample's size is private
     twice = _twice_rank_sums(found)
     counts = np.array([s.size for s in found], dtype=np.int64)
     plans = kruskal_plans(int(np.abs(twice).sum()), counts, n, epsilon, delta, noise)

@@ -152,6 +152,18 @@ def read_samples(samples, name: str = "samples", *, minimum: int = 1) -> list[np
     return [read_sample(s, f"{name}[{j}]", minimum=minimum) for j, s in enumerate(samples)]
 
 
+def check_total(samples: list[np.ndarray], minimum: int = 2) -> int:
+    """n, the records of all the samples together (public: neighbours move a record between samples, so a sample's
+    own size is private and may be 0); fewer than ``minimum`` raise a DataValidationError before any charge."""
+    n = sum(int(s.size) for s in samples)
+    if n < minimum:
+        raise DataValidationError(
+            f"the samples must hold at least {minimum} records in all (n is public, the sizes of the samples are "
+            f"not); got n = {n}"
+        )
+    return n
+
+
 def samples_constraint() -> Checked:
     """The declared constraint of a ``samples`` parameter (checked where it is read)."""
     return Checked(SAMPLES_WHAT)

@@ -18,6 +18,7 @@ from ._result import (
     RESAMPLES,
     HypothesisResult,
     balanced_sizes,
+    check_total,
     keep_one_per_unit,
     one_record_per_unit,
     read_sample,
@@ -276,7 +277,8 @@ def ttest_ind(
     >>> bool(result.pvalue < 0.01)
     True
     """
-    samples = [read_sample(a, "a"), read_sample(b, "b")]
+    samples = [read_sample(a, "a", minimum=0), read_sample(b, "b", minimum=0)]  # a sample's size is private
+    check_total(samples)
     r = release_moments(
         "ttest_ind", samples, ["a", "b"], bounds, clip, epsilon, delta, rng=rng, accountant=accountant, noise=noise
     )
