@@ -51,7 +51,7 @@ def f_oneway(
     Parameters
     ----------
     samples : sequence of array_like or pandas Series
-        At least two samples, at least one record each, every value inside ``bounds``.
+        At least two samples, every value inside ``bounds``; a sample may be empty (its size is private), n >= 2 in all.
     epsilon, delta : float
         The budget of the releases.
     bounds : tuple (lower, upper)

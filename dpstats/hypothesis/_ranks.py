@@ -115,7 +115,7 @@ def mannwhitneyu(
     Parameters
     ----------
     x, y : array_like or pandas Series
-        The two samples (at least one record each; finite numbers). n = len(x) + len(y) is public.
+        The two samples (finite numbers; one may be empty: its size is private). n = len(x) + len(y) >= 2 is public.
     epsilon, delta : float
         The budget of the releases.
     alternative : {"two-sided", "less", "greater"}
@@ -192,7 +192,8 @@ def kruskal(
     Parameters
     ----------
     samples : sequence of array_like or pandas Series
-        At least two samples of finite numbers, at least one record each. n, the total, is public.
+        At least two samples of finite numbers (a sample may be empty: its size is private); n >= 2, the total,
+        is public.
     epsilon, delta : float
         The budget of the releases.
     n_resamples : int, default 2000

@@ -240,7 +240,7 @@ def ttest_ind(
     Parameters
     ----------
     a, b : array_like or pandas Series
-        The two samples (at least one record each), every value inside ``bounds``.
+        The two samples, every value inside ``bounds`` (one may be empty: its size is private; n >= 2 in all).
     epsilon, delta : float
         The budget of the releases.
     bounds : tuple (lower, upper)
