@@ -211,3 +211,39 @@ def test_one_release_path():
             ):
                 offenders += [f"{name}: {a.name}" for a in node.names if a.name in ("charge", "make_noise")]
     assert FAMILY_MODULES and offenders == []
+
+
+#: Questions about what kind of data a value is: the engine's (dpstats._engine.kinds), asked nowhere else.
+_KIND_ATTRIBUTES = {"compute", "dask", "columns", "to_numpy", "iloc", "schema", "dtypes", "chunks", "npartitions"}
+_DATA_LIBRARIES = {"pd", "pl", "da", "dd", "pandas", "polars", "dask"}
+
+
+def _kind_questions(tree: ast.AST) -> list[str]:
+    """``hasattr(x, <a data library's attribute>)`` and ``isinstance(x, <a data library's class>)`` in ``tree``."""
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 2):
+            continue
+        what = node.args[1]
+        if node.func.id == "hasattr" and isinstance(what, ast.Constant) and what.value in _KIND_ATTRIBUTES:
+            found.append(f"line {node.lineno}: hasattr(..., {what.value!r})")
+        if node.func.id == "isinstance":
+            for part in ast.walk(what):
+                if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name):
+                    if part.value.id in _DATA_LIBRARIES:
+                        found.append(f"line {node.lineno}: isinstance(..., {part.value.id}.{part.attr})")
+    return found
+
+
+def test_the_families_reach_data_only_through_the_engine():
+    """Issue 34, item 5: a family never asks what kind of data it was given (pandas, polars, dask) itself; it reads
+    the data through dpstats._engine (read_matrix, from_table, take_units, the kinds module), the one place that
+    asks. The check can fail: it finds the question in a module that asks it."""
+    example = ast.parse("def f(x):\n    return hasattr(x, 'compute') or isinstance(x, pd.DataFrame)\n")
+    assert len(_kind_questions(example)) == 2
+    offenders = {
+        name: _kind_questions(ast.parse(MODULES[name].read_text(), str(MODULES[name])))
+        for name in FAMILY_MODULES
+        if not name.endswith("._cases")  # the test cases build dask and pandas data on purpose
+    }
+    assert {n: q for n, q in offenders.items() if q} == {}

@@ -323,9 +323,7 @@ def prepare(
     if values:
         if is_frame(x) and not len(x.columns):
             raise DataValidationError("x has no column besides the keys and the privacy unit: nothing to release")
-        array, table = from_table(x, "x")
-        if is_lazy(x) and hasattr(x, "dtypes"):  # a dask DataFrame or Series: its names, like a pandas table
-            table = TableSource("pandas", tuple(x.columns) if is_frame(x) else None, getattr(x, "name", None))
+        array, table = from_table(x, "x")  # a dask DataFrame or Series too: its names, like a pandas table
         array = as_array(array, "x", ndim=(1, 2))
         rows = array.shape[0]
     else:

@@ -16,6 +16,7 @@ import numpy as np
 
 from .._constraints import Checked, Integer, NoneOr, Options, Real
 from .._engine import as_array, bound_rows, take_units
+from .._engine.kinds import library
 from .._engine.tables import from_table
 from .._release import release
 from ..exceptions import DataValidationError, ParameterError
@@ -119,7 +120,7 @@ def _short(value) -> str:
         return f"{float(value):.6g}"
     if isinstance(value, (int, np.integer)):
         return str(int(value))
-    if hasattr(value, "to_numpy"):
+    if library(value) is not None:  # a pandas or polars result (dpstats._engine.kinds asks)
         value = value.to_numpy()
     return np.array2string(np.asarray(value, dtype=np.float64), precision=5, threshold=8, separator=", ")
 

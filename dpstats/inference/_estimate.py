@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._constraints import Constraint
+from .._engine.kinds import is_frame, library
 from ..exceptions import ParameterError
 
 __all__ = ["Estimate", "Level", "check_level"]
@@ -113,7 +114,7 @@ class Estimate:
 def _end(ci, i: int):
     if isinstance(ci, tuple):
         return ci[i]
-    if hasattr(ci, "columns") and "low" in list(ci.columns):
+    if is_frame(ci) and "low" in list(ci.columns):
         return ci["low" if i == 0 else "high"]
     return np.asarray(ci)[..., i]
 
@@ -136,12 +137,8 @@ def _short(value) -> str:
 
 def _rows(value):
     """(label, value) pairs of a pandas Series or DataFrame (a row of a DataFrame as a tuple), or None."""
-    try:
-        import pandas as pd
-    except ImportError:  # pragma: no cover - pandas is the tables extra
+    if library(value) != "pandas":  # dpstats._engine.kinds asks, without importing pandas
         return None
-    if isinstance(value, pd.Series):
+    if not is_frame(value):
         return [(k, float(v)) for k, v in value.items()]
-    if isinstance(value, pd.DataFrame):
-        return [(k, tuple(float(v) for v in row)) for k, row in zip(value.index, value.to_numpy(), strict=True)]
-    return None
+    return [(k, tuple(float(v) for v in row)) for k, row in zip(value.index, value.to_numpy(), strict=True)]
