@@ -91,6 +91,7 @@ from .accounting import DEFAULT_DELTA
 from .decomposition._cca import cca
 from .decomposition._pca import pca
 from .exceptions import DataValidationError, ParameterError, PrivacyError
+from .inference._estimate import check_level
 from .linear_model._erm import DEFAULT_MAX_ITER, DEFAULT_TOL, LOGISTIC, fit_weights, huber
 from .linear_model._linear_regression import linear_regression
 from .noise.random import check_rng, independent_generator
@@ -825,14 +826,25 @@ class DPLinearRegression(_SharedAccountantMixin, RegressorMixin, BaseEstimator):
     accountant : dpstats.Accountant, optional
         Charged at every ``fit`` (shared by clones).
     random_state : None, int or numpy.random.Generator
-    ci_level : None
-        Reserved for confidence intervals of the coefficients (a later release); must be None.
+    ci_level : float, optional
+        A confidence level (e.g. 0.95) for the coefficients (``"ssp"`` and ``"adassp"``, public bounds, no privacy
+        unit): each fit is then ``dps.linear_regression(..., ci=ci_level)`` — the same release and budget — and sets
+        ``coef_ci_``, ``intercept_ci_`` and ``coef_pvalue_`` (intervals for the population coefficients, sampling
+        and noise together: :mod:`dpstats.inference._regression`). None: no interval.
 
     Attributes
     ----------
     coef_ : numpy.ndarray, shape (n_features_in_,)
     intercept_ : float
     result_ : dpstats.linear_model.LinearRegressionResult
+    coef_ci_ : numpy.ndarray, shape (n_features_in_, 2)
+        With ``ci_level``: each coefficient's interval (low, high).
+    intercept_ci_ : numpy.ndarray, shape (2,)
+        With ``ci_level``: the intercept's interval ((0, 0) with ``fit_intercept=False``: the intercept is 0).
+    coef_pvalue_ : numpy.ndarray, shape (n_features_in_,)
+        With ``ci_level``: the two-sided p-values of H0: coefficient = 0.
+    estimate_ : dpstats.Estimate
+        With ``ci_level``: the whole result (``.std_error``, ``.method``, ``.target``).
     n_features_in_ : int
     feature_names_in_ : numpy.ndarray, for a DataFrame X
 
@@ -877,11 +889,7 @@ class DPLinearRegression(_SharedAccountantMixin, RegressorMixin, BaseEstimator):
 
     def fit(self, X, y, privacy_unit=None):
         """Fit the private model (``privacy_unit`` as in :meth:`DPPCA.fit`). Returns ``self``."""
-        if self.ci_level is not None:
-            raise ParameterError(
-                f"ci_level is reserved for confidence intervals of the coefficients, not yet available; got "
-                f"{self.ci_level!r}: leave it None"
-            )
+        level = check_level(self.ci_level, "ci_level")
         X, privacy_unit = _unit_input(X, privacy_unit)
         names = getattr(X, "columns", None) if is_frame(X) else None
         if engine_of(X, y).LAZY:
@@ -916,7 +924,16 @@ class DPLinearRegression(_SharedAccountantMixin, RegressorMixin, BaseEstimator):
             rng=check_rng(self.random_state, "random_state"),
             accountant=self.accountant,
             **_unit_options(privacy_unit, self.max_rows),
+            **({} if level is None else {"ci": level}),
         )
+        if level is not None:
+            estimate, result = result, result.estimate
+            interval = np.asarray(estimate.ci, dtype=np.float64)
+            d = result.coef.size
+            self.estimate_ = estimate
+            self.coef_ci_ = interval[:d]
+            self.intercept_ci_ = interval[d] if interval.shape[0] > d else np.zeros(2)
+            self.coef_pvalue_ = np.asarray(estimate.pvalue, dtype=np.float64)[:d]
         self.coef_, self.intercept_, self.result_ = result.coef, result.intercept, result
         return self
 

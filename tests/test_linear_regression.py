@@ -235,9 +235,18 @@ def test_estimator_in_a_pipeline_and_a_grid_search():
     assert search.best_params_["method"] in ("adassp", "ssp")
 
 
-def test_estimator_refuses_ci_level_for_now():
-    with pytest.raises(dps.ParameterError, match="ci_level"):
-        DPLinearRegression(bounds_X=(0, 10), bounds_y=(-30, 20), ci_level=0.95).fit(X2, Y2)
+def test_estimator_ci_level_sets_the_intervals_and_refuses_a_bad_level():
+    """ci_level gives coef_ci_, intercept_ci_ and coef_pvalue_ (tests/test_linear_regression_ci.py checks their
+    coverage); a level outside (0, 1) raises naming ci_level, and the fit's release is the one without it."""
+    kwargs = {"bounds_X": (0, 10), "bounds_y": (-30, 20), "clip": True, "random_state": 0}
+    model = DPLinearRegression(ci_level=0.95, **kwargs).fit(X2, Y2)
+    assert model.coef_ci_.shape == (X2.shape[1], 2) and model.intercept_ci_.shape == (2,)
+    assert model.coef_pvalue_.shape == (X2.shape[1],)
+    assert np.all(model.coef_ci_[:, 0] <= model.coef_ci_[:, 1])
+    np.testing.assert_array_equal(model.coef_, DPLinearRegression(**kwargs).fit(X2, Y2).coef_)
+    for bad in (1.5, 95, 0.0):
+        with pytest.raises(dps.ParameterError, match="ci_level"):
+            DPLinearRegression(ci_level=bad, **kwargs).fit(X2, Y2)
 
 
 def test_estimator_with_privacy_units():

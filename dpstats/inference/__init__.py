@@ -9,7 +9,8 @@ releases and of the noise's public distribution.
 
 The modules: :mod:`~dpstats.inference._simulate` (the simulation machinery: exact noise models, plug-in sampling
 models, Monte Carlo quantiles and p-values — what hypothesis tests build their simulated nulls on),
-:mod:`~dpstats.inference._mean`, :mod:`~dpstats.inference._variance` and :mod:`~dpstats.inference._quantile` (the
+:mod:`~dpstats.inference._mean`, :mod:`~dpstats.inference._variance`, :mod:`~dpstats.inference._quantile` and
+:mod:`~dpstats.inference._regression` (the coefficients of SSP and AdaSSP, with their t-test p-values: the
 intervals, each with its derivation and references).
 
 This layer sits below the families whose releases take ``ci`` (:mod:`dpstats.descriptive`, and

@@ -80,6 +80,9 @@ class Estimate:
     target : str
         The population quantity the interval covers, in words (e.g. "the population mean of x clipped to [0, 1]":
         with ``clip=True`` that is what it covers).
+    pvalue : float, array or Series, optional
+        Where the release tests a value beside its interval (the coefficients of a linear regression: H0 that a
+        coefficient is 0, two-sided), the p-value of the test the interval inverts; None otherwise.
     """
 
     estimate: object
@@ -88,6 +91,7 @@ class Estimate:
     method: str
     std_error: object = None
     target: str = ""
+    pvalue: object = None
 
     @property
     def low(self):
@@ -107,6 +111,8 @@ class Estimate:
         ]
         if self.std_error is not None:
             lines.append(f"         std_error={_short(self.std_error)},")
+        if self.pvalue is not None:
+            lines.append(f"         pvalue={_short(self.pvalue)},")
         lines.append(f"         target={self.target!r})")
         return "\n".join(lines)
 

@@ -212,6 +212,13 @@ def _model(result):
     return np.append(result.coef, result.intercept)
 
 
+def _interval(result):
+    """An Estimate of the coefficients (``ci=``) as the numbers a golden release records: the coefficients and the
+    intercept, the intervals' ends and the p-values."""
+    fit = result.estimate
+    return [*fit.coef, np.float64(fit.intercept), *np.ravel(result.ci), *np.ravel(result.pvalue)]
+
+
 def _gram(result):
     """The noisy Gram matrix of the scaled rows (SSP, AdaSSP): what the audits look at."""
     return result._statistics.gram
@@ -224,6 +231,15 @@ def _regression_rows():
     moved_X, moved_y = X.copy(), y.copy()
     moved_X[0], moved_y[0] = [1.0, 0.0], 0.0
     return [((X, y), (moved_X, moved_y))]
+
+
+def _ci_rows():
+    """The corner rows of :func:`_regression_rows` with two more in the box (an interval needs n > d + 2)."""
+    more_X, more_y = np.array([[0.6, 0.4], [0.2, 0.5]]), np.array([0.5, 0.3])
+    return [
+        ((np.vstack([X, more_X]), np.append(y, more_y)), (np.vstack([X2, more_X]), np.append(y2, more_y)))
+        for (X, y), (X2, y2) in _regression_rows()
+    ]
 
 
 def _eigenvalue_rows():
@@ -463,6 +479,20 @@ def linear_regression() -> Cases:
                 neighbours=_regression_units,
             ),
             Example(
+                "linear_regression adassp ci",
+                _first(_ci_rows),
+                {"epsilon": EPS, "ci": 0.95, **_UNIT_BOX},
+                output=_interval,
+                neighbours=_ci_rows,
+            ),
+            Example(
+                "linear_regression ssp ci",
+                _first(_ci_rows),
+                {"epsilon": EPS, "method": "ssp", "ci": 0.9, **_UNIT_BOX},
+                output=_interval,
+                neighbours=_ci_rows,
+            ),
+            Example(
                 "linear_regression theil_sen",
                 _first(_one_feature),
                 theil_sen,
@@ -504,6 +534,20 @@ def linear_regression() -> Cases:
                 {"epsilon": 1.0, "method": "ssp", **_GOLDEN_BOUNDS},
                 output=_fit,
                 seed=131,
+            ),
+            Example(
+                "linear_regression_adassp_ci",
+                _golden_regression,
+                {"epsilon": 1.0, "ci": 0.95, **_GOLDEN_BOUNDS},
+                output=_interval,
+                seed=137,
+            ),
+            Example(
+                "linear_regression_ssp_ci",
+                _golden_regression,
+                {"epsilon": 1.0, "method": "ssp", "ci": 0.9, **_GOLDEN_BOUNDS},
+                output=_interval,
+                seed=138,
             ),
             Example(
                 "linear_regression_units",

@@ -57,6 +57,10 @@ from ..accounting import DEFAULT_DELTA, check_accountant, split_epsilon, split_w
 from ..accounting.events import Exponential
 from ..descriptive._quantiles import sample_private_bounds
 from ..exceptions import DataValidationError, OutOfBoundsError, ParameterError
+from ..inference._estimate import Estimate, Level
+from ..inference._regression import METHOD as CI_METHOD
+from ..inference._regression import coefficient_inference
+from ..inference._simulate import NoiseModel
 from ..noise.random import check_rng
 from ._ssp import Scaling, SufficientStatistics, fit_ssp
 from ._theil_sen import check_matchings, fit_theil_sen
@@ -155,6 +159,7 @@ _BOUNDS_Y = Checked("a pair (lower, upper) or 'private'", {k: v for k, v in BAD_
         "bounds_share": Real(0, 1),
         "rng": RandomSource(),
         "accountant": AccountantOrNone(),
+        "ci": Level(),
     },
     engines=("numpy", "dask"),
     cases="dpstats.linear_model._cases:linear_regression",
@@ -178,7 +183,8 @@ def linear_regression(
     bounds_share: float = BOUNDS_SHARE,
     rng=None,
     accountant=None,
-) -> LinearRegressionResult:
+    ci: float | None = None,
+) -> LinearRegressionResult | Estimate:
     """Differentially private linear regression of ``y`` on ``X`` (least squares, with an intercept by default).
 
     Parameters
@@ -218,10 +224,24 @@ def linear_regression(
         Source of randomness; None is a cryptographically secure source.
     accountant : Accountant, optional
         Charged once for the whole call, before any noise is drawn.
+    ci : float, optional
+        A confidence level (e.g. 0.95), for ``"ssp"`` and ``"adassp"`` with public bounds and one row per person
+        (no ``privacy_unit``): return a :class:`~dpstats.Estimate` whose ``.estimate`` is the result returned
+        without ``ci`` (the same release, bit for bit, and the same budget: nothing more is released), with an
+        interval per coefficient that covers the *population* coefficient at this level — of the least-squares
+        regression of y on X in the population the rows were drawn from (of the clipped variables with
+        ``clip=True``) — over the sampling of the rows and the noise. ``.ci`` has one row per coefficient, then the
+        intercept (with an intercept), columns low and high (a DataFrame indexed by the feature names and
+        ``"intercept"`` for a DataFrame X); ``.pvalue`` the two-sided p-values of H0: coefficient = 0 (the test the
+        interval inverts), ``.std_error`` the bootstrap standard errors. The interval is a parametric bootstrap of
+        the released Gram matrix (Ferrando, Wang & Sheldon 2022; derivation and assumptions in
+        :mod:`dpstats.inference._regression`): post-processing of the release and of its noise's public
+        distribution. For AdaSSP it is centred at the estimate corrected for the ridge's shrinkage, so when the
+        ridge dominates (small n·ε) it is wide and need not contain the shrunk ``.estimate.coef``.
 
     Returns
     -------
-    LinearRegressionResult
+    LinearRegressionResult, or Estimate with ``ci``
         ``.coef`` (one per column of X), ``.intercept``, ``.method``, ``.predict(X)``.
 
     References
@@ -230,7 +250,9 @@ def linear_regression(
     in unbounded domain", UAI 2018 (Algorithm 2, AdaSSP). K. Amin, M. Joseph, M. Ribero & S. Vassilvitskii, "Easy
     differentially private linear regression", ICLR 2023. D. Alabi, A. McMillan, J. Sarathy, A. Smith & S. Vadhan,
     "Differentially private simple linear regression", PoPETs 2022. C. Dwork, K. Talwar, A. Thakurta & L. Zhang,
-    "Analyze Gauss", STOC 2014.
+    "Analyze Gauss", STOC 2014. C. Ferrando, S. Wang & D. Sheldon, "Parametric bootstrap for differentially
+    private confidence intervals", AISTATS 2022 (the intervals). O. Sheffet, "Differentially private ordinary least
+    squares", ICML 2017 (t-intervals from noisy sufficient statistics, for comparison).
 
     Examples
     --------
@@ -242,6 +264,9 @@ def linear_regression(
     >>> fit = dps.linear_regression(X, y, 1.0, bounds_X=(0, 10), bounds_y=(-30, 20), clip=True, rng=0)
     >>> np.round(fit.coef, 1).tolist(), round(fit.intercept)
     ([1.0, -2.0], 3)
+    >>> r = dps.linear_regression(X, y, 1.0, bounds_X=(0, 10), bounds_y=(-30, 20), clip=True, rng=0, ci=0.95)
+    >>> r.ci.shape, bool(r.pvalue[0] < 0.05)
+    ((3, 2), True)
     """
     epsilon, rng = check_epsilon(epsilon), check_rng(rng)
     method = check_choice(method, "method", METHODS)
@@ -253,10 +278,15 @@ def linear_regression(
             "method='theil_sen' cannot take a privacy unit: the number of pairs, and so the median's target, would "
             "depend on how many rows a unit has; use method='adassp' or 'tukey' with privacy_unit"
         )
+    check_ci(ci, method, privacy_unit, bounds_X, bounds_y)
     names = _feature_names(X, privacy_unit)
     X, units = take_units(X, privacy_unit, max_rows, "X")
     X, y = _read(X, y, method)
     n, d = X.shape
+    if ci is not None and isinstance(n, (int, np.integer)) and n <= d + intercept + 1:
+        raise DataValidationError(
+            f"ci needs more rows than coefficients plus one (n is public): n = {n} for {d + intercept} coefficients"
+        )
     if method == "tukey":
         if bounds_X is not None or bounds_y is not None or clip:
             raise ParameterError(
@@ -322,6 +352,8 @@ def linear_regression(
             note=note,
         )
         return LinearRegressionResult(coef, b, method, names, *found.result())
+    if ci is not None:
+        note = "; ".join(p for p in (note, CI_NOTE) if p)
     coef, b, stats = fit_ssp(
         X,
         y,
@@ -336,7 +368,75 @@ def linear_regression(
         note=note,
         bounds=(lambda: draw().scaling(intercept, clips)) if draw is not None else None,
     )
-    return LinearRegressionResult(coef, b, method, names, *found.result(), _statistics=stats)
+    result = LinearRegressionResult(coef, b, method, names, *found.result(), _statistics=stats)
+    if ci is None:
+        return result
+    return _interval(result, ci, rng, clip)
+
+
+#: The ledger note of a call with ``ci`` (the preview states the same).
+CI_NOTE = (
+    "ci: a parametric bootstrap of the released Gram matrix (post-processing; nothing else released, the budget "
+    "split as without ci)"
+)
+
+
+def check_ci(ci, method: str, privacy_unit, bounds_X, bounds_y) -> None:
+    """Refuse ``ci`` where no interval is made, before anything is read or charged."""
+    if ci is None:
+        return
+    if method not in ("ssp", "adassp"):
+        raise ParameterError(
+            f"ci is not available for method={method!r}: intervals are made for method='ssp' and 'adassp' (a "
+            "parametric bootstrap of their noisy sufficient statistics); pass ci=None"
+        )
+    if privacy_unit is not None:
+        raise ParameterError(
+            "ci is not available with privacy_unit: the bootstrap needs the number of rows n, which is public only "
+            "when a person is one row; pass ci=None, or one row per person"
+        )
+    if isinstance(bounds_X, str) or isinstance(bounds_y, str):
+        raise ParameterError(
+            "ci needs public bounds_X and bounds_y: with 'private' bounds the data are clipped to their released "
+            "5 %- and 95 %-quantiles, and the coefficients of the clipped data are not the population's; pass "
+            "public bounds, or ci=None"
+        )
+
+
+def _interval(result: LinearRegressionResult, level: float, rng, clip: bool) -> Estimate:
+    """The :class:`~dpstats.Estimate` of a call with ``ci`` (:mod:`dpstats.inference._regression`)."""
+    stats = result._statistics
+    scaling = stats.scaling
+    found = coefficient_inference(
+        stats.gram,
+        stats.rows_bound,  # n: public (one row per person)
+        constant=scaling.features if scaling.intercept else None,
+        ridge=stats.ridge,
+        noise=NoiseModel.of(stats.noise),
+        affine=scaling.affine(),
+        level=level,
+        rng=rng,
+    )
+    interval = np.column_stack([found.low, found.high])
+    errors, values = found.std_error, found.pvalue
+    labels = None
+    if result.feature_names is not None:
+        labels = [*result.feature_names, *(["intercept"] if scaling.intercept else [])]
+        import pandas as pd
+
+        interval = pd.DataFrame(interval, index=labels, columns=["low", "high"])
+        errors, values = pd.Series(errors, index=labels), pd.Series(values, index=labels)
+    clipped = " of the variables clipped to the bounds" if clip else ""
+    what = "coefficients, then the intercept" if scaling.intercept else "coefficients"
+    return Estimate(
+        result,
+        interval,
+        level,
+        CI_METHOD,
+        errors,
+        f"the population least-squares {what}{clipped} (i.i.d. rows, homoscedastic errors)",
+        pvalue=values,
+    )
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,7 @@ from ._erm import (
     huber,
     objective_perturbation_parameters,
 )
-from ._linear_regression import BOUNDS_SHARE, PRIVATE_GRID, PRIVATE_QUANTILES, PRIVATE_RANGE
+from ._linear_regression import BOUNDS_SHARE, CI_NOTE, PRIVATE_GRID, PRIVATE_QUANTILES, PRIVATE_RANGE, check_ci
 from ._ssp import Scaling
 from ._ssp import calibration as ssp_calibration
 from ._theil_sen import GRID_SIZE, check_matchings
@@ -286,9 +286,13 @@ def linear_regression_preview(
     subsets=None,
     matchings=None,
     bounds_share=BOUNDS_SHARE,
+    ci=None,
 ) -> Preview:
-    """dps.linear_regression, each method (module docstring)."""
+    """dps.linear_regression, each method (module docstring). With ``ci`` (SSP and AdaSSP, public bounds, rows):
+    the same releases and statements — the interval is a bootstrap of the released Gram matrix — and the note says
+    so; refused where the call refuses it, with the call's message."""
     d, rows = _features(d), public_rows(n, units, max_rows)
+    check_ci(ci, method, None if rows.max_rows is None else "units", bounds_X, bounds_y)
     if method == "tukey":
         return _tukey(epsilon, delta, rows, d, fit_intercept, subsets, bounds_X, bounds_y)
     if method == "theil_sen":
@@ -318,6 +322,8 @@ def linear_regression_preview(
     statements = [n_.statement("Gram units of the scaled rows (|z| <= 1)") for n_ in noises]
     what = "AdaSSP (its smallest eigenvalue, then the augmented Gram matrix)" if method == "adassp" else "SSP"
     note += f"{rows.note()}{what}: noisy Gram matrix of the {scaling.width} scaled columns (|z| <= 1)"
+    if ci is not None:
+        note += f"; {CI_NOTE}"
     return made("linear_regression", [*events, event], statements, note=note, relation=rows.relation)
 
 

@@ -209,6 +209,21 @@ class Scaling:
             return coef, 0.0
         return coef, float(self.center[d] + theta[d] * self.entry / A_y - np.sum(coef * self.center[:d]))
 
+    def affine(self) -> tuple[np.ndarray, np.ndarray]:
+        """(T, o) with [coef, intercept] = Tθ + o, the map of :meth:`coefficients` as a matrix (public; for
+        inference on many θ at once): d + 1 rows with an intercept, d without (its intercept is 0)."""
+        d = self.features
+        A, A_y = self._factors, self._factors[-1]
+        kx = self.width - 1
+        T = np.zeros((d + self.intercept, kx))
+        T[np.arange(d), np.arange(d)] = A[:d] / A_y
+        offset = np.zeros(d + self.intercept)
+        if self.intercept:
+            T[d, :d] = -A[:d] / A_y * self.center[:d]
+            T[d, d] = self.entry / A_y
+            offset[d] = self.center[d]
+        return T, offset
+
 
 @dataclass(frozen=True)
 class BoundViolations:
@@ -246,6 +261,7 @@ class SufficientStatistics:
     sigma_eigenvalue: float | None
     scaling: Scaling
     rows_bound: int
+    noise: object = None  # the Gram matrix's calibrated noise (its exact distribution is public)
 
 
 #: Rows of one block formed and multiplied at a time in the leaf (a piece of rows × k floats stays in cache).
@@ -409,7 +425,7 @@ def fit_ssp(
         G[kx - 1, kx - 1] = X.shape[0] * scaling.entry**2
     theta = _solve(G[:kx, :kx] + ridge * np.eye(kx), G[:kx, kx])
     coef, intercept = scaling.coefficients(theta)
-    stats = SufficientStatistics(G, gram_noise.noise_scale, ridge, sigma_eigen, scaling, rows_bound)
+    stats = SufficientStatistics(G, gram_noise.noise_scale, ridge, sigma_eigen, scaling, rows_bound, gram_noise)
     return coef, intercept, stats
 
 
