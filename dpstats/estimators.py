@@ -829,8 +829,9 @@ class DPLinearRegression(_SharedAccountantMixin, RegressorMixin, BaseEstimator):
     ci_level : float, optional
         A confidence level (e.g. 0.95) for the coefficients (``"ssp"`` and ``"adassp"``, public bounds, no privacy
         unit): each fit is then ``dps.linear_regression(..., ci=ci_level)`` — the same release and budget — and sets
-        ``coef_ci_``, ``intercept_ci_`` and ``coef_pvalue_`` (intervals for the population coefficients, sampling
-        and noise together: :mod:`dpstats.inference._regression`). None: no interval.
+        ``coef_ci_``, ``intercept_ci_``, ``coef_pvalue_`` and ``f_pvalue_`` (intervals and tests for the
+        population coefficients, sampling and noise together: :mod:`dpstats.inference._regression`). None: no
+        interval.
 
     Attributes
     ----------
@@ -843,6 +844,8 @@ class DPLinearRegression(_SharedAccountantMixin, RegressorMixin, BaseEstimator):
         With ``ci_level``: the intercept's interval ((0, 0) with ``fit_intercept=False``: the intercept is 0).
     coef_pvalue_ : numpy.ndarray, shape (n_features_in_,)
         With ``ci_level``: the two-sided p-values of H0: coefficient = 0.
+    f_pvalue_ : float
+        With ``ci_level``: the p-value of the F test of H0: every coefficient is 0 (the intercept free).
     estimate_ : dpstats.Estimate
         With ``ci_level``: the whole result (``.std_error``, ``.method``, ``.target``).
     n_features_in_ : int
@@ -934,6 +937,7 @@ class DPLinearRegression(_SharedAccountantMixin, RegressorMixin, BaseEstimator):
             self.coef_ci_ = interval[:d]
             self.intercept_ci_ = interval[d] if interval.shape[0] > d else np.zeros(2)
             self.coef_pvalue_ = np.asarray(estimate.pvalue, dtype=np.float64)[:d]
+            self.f_pvalue_ = estimate.f_pvalue
         self.coef_, self.intercept_, self.result_ = result.coef, result.intercept, result
         return self
 

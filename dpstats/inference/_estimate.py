@@ -83,6 +83,12 @@ class Estimate:
     pvalue : float, array or Series, optional
         Where the release tests a value beside its interval (the coefficients of a linear regression: H0 that a
         coefficient is 0, two-sided), the p-value of the test the interval inverts; None otherwise.
+    f_statistic : float, optional
+        Where the release tests all its slopes at once (a linear regression: H0 that every coefficient but the
+        intercept is 0), the test's statistic, on the F scale (a Wald statistic divided by the number of slopes);
+        None otherwise.
+    f_pvalue : float, optional
+        That joint test's p-value (named after statsmodels' ``f_pvalue``); None otherwise.
     """
 
     estimate: object
@@ -92,6 +98,8 @@ class Estimate:
     std_error: object = None
     target: str = ""
     pvalue: object = None
+    f_statistic: float | None = None
+    f_pvalue: float | None = None
 
     @property
     def low(self):
@@ -113,6 +121,8 @@ class Estimate:
             lines.append(f"         std_error={_short(self.std_error)},")
         if self.pvalue is not None:
             lines.append(f"         pvalue={_short(self.pvalue)},")
+        if self.f_pvalue is not None:
+            lines.append(f"         f_statistic={_short(self.f_statistic)}, f_pvalue={_short(self.f_pvalue)},")
         lines.append(f"         target={self.target!r})")
         return "\n".join(lines)
 

@@ -233,7 +233,9 @@ def linear_regression(
         ``clip=True``) — over the sampling of the rows and the noise. ``.ci`` has one row per coefficient, then the
         intercept (with an intercept), columns low and high (a DataFrame indexed by the feature names and
         ``"intercept"`` for a DataFrame X); ``.pvalue`` the two-sided p-values of H0: coefficient = 0 (the test the
-        interval inverts), ``.std_error`` the bootstrap standard errors. The interval is a parametric bootstrap of
+        interval inverts), ``.std_error`` the bootstrap standard errors; ``.f_pvalue`` (and ``.f_statistic``, on
+        the F scale) the joint test of H0: every coefficient but the intercept is 0, from the same draws (the
+        null's distribution simulated by the same bootstrap under H0). The interval is a parametric bootstrap of
         the released Gram matrix (Ferrando, Wang & Sheldon 2022; derivation and assumptions in
         :mod:`dpstats.inference._regression`): post-processing of the release and of its noise's public
         distribution. For AdaSSP it is centred at the estimate corrected for the ridge's shrinkage, so when the
@@ -436,6 +438,8 @@ def _interval(result: LinearRegressionResult, level: float, rng, clip: bool) -> 
         errors,
         f"the population least-squares {what}{clipped} (i.i.d. rows, homoscedastic errors)",
         pvalue=values,
+        f_statistic=found.f_statistic,
+        f_pvalue=found.f_pvalue,
     )
 
 
