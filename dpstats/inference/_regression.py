@@ -71,7 +71,7 @@ and its null distribution is the parametric bootstrap's under the *null plug-in 
 it from the noisy statistics, G̃_{1y}/(n·a²) (θ₀ = 0 without an intercept) — and the residual variance re-estimated
 under H0: s₀² = (G̃_yy − G̃_{1y}²/(n·a²))/(n − 1), the total variance of y (G̃_yy/n without an intercept). A draw
 under it is θ₀*_b = A_b⁻¹(XX_b θ₀ + s₀ u⁰_b + E_b,xy) with the draws' own design XX_b, unit-variance error
-u⁰_b = u_b/ŝ, noise E_b and A_b = XX_b + E_b,xx + λI (common random numbers, as in "Bias": the estimator is
+u⁰_b (u_b = ŝ·u⁰_b), noise E_b and A_b = XX_b + E_b,xx + λI (common random numbers, as in "Bias": the estimator is
 linear in (θ, s) given them; the grid's rounding aside, θ₀*_b is a draw of the release's estimator on a data set
 from the null plug-in population), so the interval's draws are unchanged. m₀ and V₀ are the mean and covariance of
 the null draws' slopes β₀*_b (V₀⁻¹ a pseudo-inverse), W*_b = (β₀*_b − m₀)ᵀV₀⁻¹(β₀*_b − m₀), and the p-value is
