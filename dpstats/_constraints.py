@@ -415,10 +415,11 @@ class Data(Checked):
     """A data parameter (read through :mod:`dpstats._engine`, checked in the statistic's own pass); ``kind`` names
     its shape for the battery: ``"values"`` (1-D numbers, or a table's numeric columns), ``"matrix"`` (n × d rows),
     ``"labels"`` (one label per row), ``"records"`` (any rows: a count reads no values), ``"samples"`` (a sequence
-    of at least two 1-D samples of numbers: the k-sample tests of :mod:`dpstats.hypothesis`)."""
+    of at least two 1-D samples of numbers: the k-sample tests of :mod:`dpstats.hypothesis`), ``"sample"`` (one
+    sample of a two-sample test: 1-D numbers, possibly empty, as its size is private)."""
 
     def __init__(self, kind: str, what: str = ""):
-        self.kind = check_choice(kind, "kind", ("values", "matrix", "labels", "records", "samples"))
+        self.kind = check_choice(kind, "kind", ("values", "matrix", "labels", "records", "samples", "sample"))
         super().__init__(what or kind)
 
 

@@ -1299,6 +1299,8 @@ def linear_regression_cases() -> list[Case]:
 def _data_of_kind(kind: str) -> dict:
     if kind == "values":
         return {**_numeric_data(), "4-D": np.zeros((2, 2, 2, 2))}
+    if kind == "sample":  # one sample of a two-sample test: empty is valid (its size is private), the rest is not
+        return {label: value for label, value in _data_of_kind("values").items() if label != "empty"}
     if kind == "matrix":
         return _matrix_variants("X")
     if kind == "labels":
@@ -1317,7 +1319,7 @@ def _data_of_kind(kind: str) -> dict:
             "an array (not a sequence of samples)": x,
             "a string": "ab",
             "a dict": {"a": x, "b": x},
-            "a sample of size 0": [x, []],
+            "no record in any sample": [[], []],  # one empty sample is valid (a sample's size is private)
             "a 2-D sample": [x, np.zeros((3, 2))],
             "nan": [x, np.array([0.1, math.nan])],
             "strings": [x, np.array(["0.1", "0.2"])],

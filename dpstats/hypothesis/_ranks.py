@@ -88,7 +88,7 @@ KW_METHOD = (
 @declare(
     family="hypothesis",
     statistic="the centred rank sum of one of two samples and its size, for a Mann-Whitney test",
-    data={"x": Data("values"), "y": Data("values")},
+    data={"x": Data("sample"), "y": Data("sample")},
     parameters={**privacy(), "alternative": ALTERNATIVE, "n_resamples": RESAMPLES, **NOISE},
     relations=("row",),
     cases="dpstats.hypothesis._cases:mannwhitneyu",

@@ -199,7 +199,7 @@ def _mean_interval(r, level: float, rng, draws: int) -> tuple[float, float]:
 @declare(
     family="hypothesis",
     statistic="the sizes, sums and sums of squares of two samples of bounded values, for Welch's t-test",
-    data={"a": Data("values"), "b": Data("values")},
+    data={"a": Data("sample"), "b": Data("sample")},
     parameters={
         **privacy(),
         "bounds": BOUNDS,
