@@ -154,6 +154,9 @@ BAD = [
     ("samples", lambda acc: hypothesis.kruskal([np.arange(5.0)], 1.0, accountant=acc)),
     # a sample may be empty (its size is private: neighbours move records between samples); the total n is public
     ("samples", lambda acc: hypothesis.f_oneway([np.array([1.0]), []], 1.0, bounds=(0, 5), accountant=acc)),
+    # more samples than the null can fill (k > n): refused from public n and k before the charge (it crashed after)
+    ("samples", lambda acc: hypothesis.kruskal([[0.1], [0.2], []], 1.0, accountant=acc)),
+    ("samples", lambda acc: hypothesis.f_oneway([[0.1, 0.2], [0.3], []], 1.0, bounds=(0, 1), accountant=acc)),
     ("categories", lambda acc: hypothesis.chisquare(["a", "b"], 1.0, categories=["a", "a"], accountant=acc)),
     ("categories", lambda acc: hypothesis.chisquare(["a", "b"], 1.0, categories=["a", None], accountant=acc)),
     ("categories", lambda acc: hypothesis.chi2_contingency(["a"], ["b"], 1.0, categories=["a", "b"], accountant=acc)),
@@ -208,3 +211,14 @@ def test_pandas_columns_in_and_named_tables_out():
     assert math.isfinite(
         hypothesis.mannwhitneyu(frame.index.to_series()[:50], pd.Series(rng.normal(size=40)), 1.0).pvalue
     )
+
+
+def test_a_unit_level_refusal_names_the_public_number_of_units_only():
+    """With a privacy unit the rows are private: one unit of 1 row and one unit of 3 rows (N = 1 on both sides, a
+    neighbouring pair) are refused with the same message, from N (it named the rows on one side)."""
+    messages = []
+    for rows in (1, 3):
+        with pytest.raises(dps.DataValidationError) as caught:
+            hypothesis.ttest_1samp(np.full(rows, 0.5), 0.5, 1.0, bounds=(0, 1), privacy_unit=np.zeros(rows), max_rows=1)
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1] and "N = 1" in messages[0]

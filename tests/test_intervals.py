@@ -251,16 +251,20 @@ def test_ci_on_a_release_without_an_interval_is_refused_before_any_charge():
     accountant = dps.Accountant(10.0)
     x = np.linspace(0, 1, 60)
     frame = pd.DataFrame({"x": x, "key": ["a", "b"] * 30})
+    acc = {"accountant": accountant}
     calls = [
-        lambda: dps.variance(frame, 1.0, bounds={"x": (0, 1)}, by="key", categories=["a", "b"], ci=0.95),
-        lambda: dps.quantile(x, [0.25, 0.75], 1.0, bounds=(0, 1), ci=0.95),
-        lambda: dps.mean(frame, 1.0, 1e-6, bounds={"x": (0, 1)}, by="key", ci=0.95),  # keys selected privately
-        lambda: dps.variance(x, 1.0, bounds=(0, 1), privacy_unit=np.arange(60) // 2, max_rows=2, ci=0.95),
-        lambda: dps.quantile(x, 0.5, 1.0, bounds=(0, 1), privacy_unit=np.arange(60) // 2, max_rows=2, ci=0.95),
+        lambda: dps.variance(frame, 1.0, bounds={"x": (0, 1)}, by="key", categories=["a", "b"], ci=0.95, **acc),
+        lambda: dps.quantile(x, [0.25, 0.75], 1.0, bounds=(0, 1), ci=0.95, **acc),
+        lambda: dps.mean(frame, 1.0, 1e-6, bounds={"x": (0, 1)}, by="key", ci=0.95, **acc),  # keys selected privately
+        lambda: dps.variance(x, 1.0, bounds=(0, 1), privacy_unit=np.arange(60) // 2, max_rows=2, ci=0.95, **acc),
+        lambda: dps.quantile(x, 0.5, 1.0, bounds=(0, 1), privacy_unit=np.arange(60) // 2, max_rows=2, ci=0.95, **acc),
     ]
     for call in calls:
         with pytest.raises(ParameterError, match="ci"):
             call()
+    two = frame.assign(y=x)  # a grouped interval of several columns: refused before the charge (it was after)
+    with pytest.raises(DataValidationError, match="ci with by= takes one column"):
+        dps.mean(two, 1.0, bounds={"x": (0, 1), "y": (0, 1)}, by="key", categories=["a", "b"], ci=0.95, **acc)
     assert accountant.ledger == []
 
 

@@ -561,6 +561,8 @@ def grouped(
         values=kind != "count",
         keys_in_x=keys_in_x,
     )
+    if interval is not None and grouping.columns != 1:  # public (the data's columns), before anything is charged
+        raise DataValidationError("ci with by= takes one column of values; got several: pass x[column]")
     budgets = grouping.budgets(epsilon, delta)
     chosen = calibrate(grouping, epsilon, delta)
     grid, bounded = None, None
@@ -595,8 +597,6 @@ def grouped(
     result = keyed(grouping, keys, _combine(kind, noisy, bounded), name=name)
     if interval is None:
         return result
-    if grouping.columns != 1:
-        raise DataValidationError("ci with by= takes one column of values; got several: pass x[column]")
     noises = {piece: group[0].noises[0] for piece, group in plans.items()}
     return intervals.grouped_mean(result, keys, noisy, noises, bounded, interval, grouping, clip=clip, rng=rng)
 

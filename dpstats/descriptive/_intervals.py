@@ -149,8 +149,8 @@ def _unit_mean(rec, epsilon, delta, level, weights, clip, rng, accountant, noise
     )
     note = (
         f"privacy unit: {n_units} units (public), at most {m} records each; with a {level:g} confidence interval: "
-        "epsilon split 8 : 4 : 2 : 1 : 1 between the shifted sum, the record count and the units' sums of S_u², "
-        "S_u·C_u and C_u² (coarse grid), the interval computed from them"
+        f"epsilon{' and delta' if delta else ''} split 8 : 4 : 2 : 1 : 1 between the shifted sum, the record count and "
+        "the units' sums of S_u², S_u·C_u and C_u² (coarse grid), the interval computed from them"
     )
     total, count, ss, sc, cc = release("mean", plans, rng=rng, accountant=accountant, note=note, relation="unit")
     lower, upper = _bounds(rec.sums)

@@ -84,7 +84,7 @@ def f_oneway(
     True
     """
     found = read_samples(samples, minimum=0)  # a sample's size is private
-    check_total(found)
+    check_total(found, per_sample=2)  # the null simulates at least 2 records per sample
     names = [f"samples[{j}]" for j in range(len(found))]
     r = release_moments(
         "f_oneway", found, names, bounds, clip, epsilon, delta, rng=rng, accountant=accountant, noise=noise

@@ -86,7 +86,10 @@ def _total(n, minimum: int, needed: str | None = None) -> int | None:
         return None
     n = public_count(n, "n")
     if n < minimum:
-        raise ParameterError(f"n must be >= {minimum} (the records of all the samples; one may be empty); got {n}")
+        raise ParameterError(
+            f"n must be >= {minimum} (the records of all the samples: what the null simulates per sample; one sample "
+            f"may be empty); got {n}"
+        )
     return n
 
 
@@ -250,7 +253,7 @@ def ttest_ind_preview(
     """hypothesis.ttest_ind: replace one record, its value and its sample (n public, the sizes private); the two
     samples' shifted sums (L1 and L2 sensitivity w), sums of squares (w²/4 for each of two samples) and sizes (L1 2,
     L2 √2), ε split 4 : 1 : 2 (:func:`~dpstats.hypothesis._moments.moment_plans`)."""
-    return _moments_preview("ttest_ind", epsilon, delta, bounds, 2, _total(n, 2), n_resamples, noise)
+    return _moments_preview("ttest_ind", epsilon, delta, bounds, 2, _total(n, 4), n_resamples, noise)
 
 
 def f_oneway_preview(epsilon, delta, *, bounds=None, n_resamples=DRAWS, n=None, k=None, noise="exact") -> Preview:
@@ -258,7 +261,7 @@ def f_oneway_preview(epsilon, delta, *, bounds=None, n_resamples=DRAWS, n=None, 
     samples' shifted sums (L1 and L2 sensitivity w), sums of squares (w²/4 for each of two samples) and sizes (L1 2,
     L2 √2), ε split 4 : 1 : 2 (:func:`~dpstats.hypothesis._moments.moment_plans`)."""
     k = _samples(k)
-    return _moments_preview("f_oneway", epsilon, delta, bounds, k, _total(n, 2), n_resamples, noise)
+    return _moments_preview("f_oneway", epsilon, delta, bounds, k, _total(n, 2 * k), n_resamples, noise)
 
 
 def _moments_preview(test, epsilon, delta, bounds, k: int, n: int | None, draws, noise) -> Preview:
@@ -295,7 +298,7 @@ def kruskal_preview(epsilon, delta, *, n_resamples=DRAWS, n=None, k=None, noise=
     (sensitivity 2(n − 1)) and the k sizes (L1 2, L2 √2), ε split 19 : 1
     (:func:`~dpstats.hypothesis._ranks.kruskal_plans`)."""
     k = _samples(k)
-    n = _total(n, 2, "which fixes the sensitivity 2(n − 1) of K")
+    n = _total(n, max(2, k), "which fixes the sensitivity 2(n − 1) of K")
     note = (
         f"kruskal: {kruskal_note(k, n)}, sensitivities {2 * (n - 1)} and 2 (L1); {_PRIVATE_SIZES}; the p-value by "
         f"{n_resamples} random permutations at sizes read from the noisy sizes, with the exact noise"

@@ -153,14 +153,17 @@ def read_samples(samples, name: str = "samples", *, minimum: int = 1) -> list[np
     return [read_sample(s, f"{name}[{j}]", minimum=minimum) for j, s in enumerate(samples)]
 
 
-def check_total(samples: list[np.ndarray], minimum: int = 2) -> int:
+def check_total(samples: list[np.ndarray], per_sample: int = 1) -> int:
     """n, the records of all the samples together (public: neighbours move a record between samples, so a sample's
-    own size is private and may be 0); fewer than ``minimum`` raise a DataValidationError before any charge."""
-    n = sum(int(s.size) for s in samples)
-    if n < minimum:
+    own size is private and may be 0). The simulated null gives each of the k samples at least ``per_sample``
+    records (:func:`plug_in_sizes`), so n must be at least max(2, k·per_sample): else a DataValidationError, from
+    public n and k, before any charge."""
+    n, k = sum(int(s.size) for s in samples), len(samples)
+    need = max(2, k * per_sample)
+    if n < need:
         raise DataValidationError(
-            f"the samples must hold at least {minimum} records in all (n is public, the sizes of the samples are "
-            f"not); got n = {n}"
+            f"the samples must hold at least {need} records in all for {k} samples (n and k are public, the sizes "
+            f"of the samples are not); got n = {n}"
         )
     return n
 

@@ -130,7 +130,7 @@ def ttest_1samp(
     (True, True)
     """
     a, units = one_record_per_unit(a, privacy_unit, max_rows, "a")
-    values = read_sample(a, "a", minimum=2)
+    values = read_sample(a, "a", minimum=2 if units is None else 1)  # with units the rows are private, N is not
     check_popmean(popmean, bounds)
     unit_note, relation = "", "row"
     if units is not None:
@@ -278,7 +278,7 @@ def ttest_ind(
     True
     """
     samples = [read_sample(a, "a", minimum=0), read_sample(b, "b", minimum=0)]  # a sample's size is private
-    check_total(samples)
+    check_total(samples, per_sample=2)  # the null simulates at least 2 records per sample
     r = release_moments(
         "ttest_ind", samples, ["a", "b"], bounds, clip, epsilon, delta, rng=rng, accountant=accountant, noise=noise
     )
