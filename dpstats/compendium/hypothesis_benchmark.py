@@ -496,7 +496,7 @@ def plot_type_one(cells: Iterable[Cell], alpha: float = ALPHA):
 
     cells = [c for c in cells if c.effect == 0.0]
     tests = [t for t in TESTS if any(c.test == t for c in cells)]
-    columns = min(4, len(tests))
+    columns = min(3, len(tests))  # at most three panels a row: readable at the site's column width
     rows = math.ceil(len(tests) / columns)
     fig, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.4 * rows), squeeze=False, sharey=True)
     epsilons = sorted({c.epsilon for c in cells})
@@ -539,7 +539,7 @@ def plot_power(cells: Iterable[Cell], alpha: float = ALPHA):
 
     cells = list(cells)
     tests = [t for t in TESTS if any(c.test == t and c.effect > 0 for c in cells)]
-    columns = min(4, len(tests))
+    columns = min(3, len(tests))  # at most three panels a row: readable at the site's column width
     rows = math.ceil(len(tests) / columns)
     fig, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.4 * rows), squeeze=False, sharey=True)
     for ax, test in zip(axes.ravel(), tests, strict=False):

@@ -445,8 +445,12 @@ def plot_coverage(cells: Iterable[Cell], populations: Sequence[str] | None = Non
     epsilons = sorted({c.epsilon for c in cells})
     colours = plt.cm.viridis(np.linspace(0.0, 0.9, max(len(epsilons), 1)))
     styles = {"dpstats": "-", "noise-only": "--", "OpenDP": ":"}
-    fig, axes = plt.subplots(1, len(populations), figsize=(3.6 * len(populations), 3.4), sharey=True, squeeze=False)
-    for ax, population in zip(axes[0], populations, strict=True):
+    columns = min(3, len(populations))  # at most three panels a row: readable at the site's column width
+    rows = math.ceil(len(populations) / columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(3.9 * columns, 3.3 * rows), sharey=True, squeeze=False)
+    for ax in axes.ravel()[len(populations) :]:
+        ax.set_visible(False)
+    for ax, population in zip(axes.ravel(), populations, strict=False):
         ax.axhspan(94, 97, color="0.9", zorder=0)
         ax.axhline(100 * level, color="0.4", lw=0.8)
         for method, style in styles.items():
@@ -472,7 +476,8 @@ def plot_coverage(cells: Iterable[Cell], populations: Sequence[str] | None = Non
         ax.set_title(POPULATIONS[population].describe if population in POPULATIONS else population, fontsize=9)
         ax.set_xlabel("n (rows)")
         ax.set_ylim(0, 101)
-    axes[0][0].set_ylabel("coverage of the population mean (%)")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("coverage of the population mean (%)")
     fig.legend(loc="lower center", ncol=min(6, 3 * len(epsilons)), fontsize=7, bbox_to_anchor=(0.5, -0.12))
     fig.tight_layout()
     return fig
