@@ -172,27 +172,33 @@ def _svt_epsilon(epsilon: float, delta: float) -> float:
     return min(math.sqrt(zcdp_budget(epsilon, delta) / 4.0), epsilon / 2.0)
 
 
+def budget_split(epsilon: float, delta: float, algorithm: str) -> tuple[float, float, dict]:
+    """(ε of the radius step, ε of the Gaussian steps, the Gaussian steps' shares) of a call (module docstring,
+    "Calibration"): public values only, shared by the release and its preview. The two ε add up to at most ε
+    exactly; a share too small to use is refused naming ``epsilon``."""
+    if algorithm == "separate":
+        return 0.0, epsilon, {"vectors": Fraction(1, 2), "values": Fraction(1, 2)}
+    epsilon_svt = _svt_epsilon(epsilon, delta)
+    if epsilon_svt < 2.0**-30:
+        raise ParameterError(
+            f"epsilon={epsilon:g} is too small for AdaptiveCov (its radius step would get epsilon < 2^-30): "
+            "use a larger epsilon, or algorithm='separate'"
+        )
+    epsilon_gauss = epsilon - epsilon_svt
+    while Fraction(epsilon_gauss) + Fraction(epsilon_svt) > Fraction(epsilon):
+        epsilon_gauss = math.nextafter(epsilon_gauss, 0.0)
+    # the paper's ρ/8 (trace) : 3ρ/4 (covariance, split in halves by SeparateCov) of the Gaussian steps
+    shares = {"trace": Fraction(1, 7), "vectors": Fraction(3, 7), "values": Fraction(3, 7), "gauss": Fraction(6, 7)}
+    return epsilon_svt, epsilon_gauss, shares
+
+
 def _plan(epsilon, delta, algorithm, d, m, rows_bound, grid_slack, noise) -> _Plan:
     """Calibrate every release of the call (module docstring, "Calibration")."""
     bound = norm_bound_squared(d)
     upper = _upper_size(d)
     vectors_sensitivity = math.sqrt(2.0) * m * bound
     values_sensitivity = math.nextafter(math.sqrt(2.0) * m * bound * ORTHONORMAL_MARGIN, math.inf)
-    if algorithm == "separate":
-        epsilon_svt, epsilon_gauss = 0.0, epsilon
-        shares = {"vectors": Fraction(1, 2), "values": Fraction(1, 2)}
-    else:
-        epsilon_svt = _svt_epsilon(epsilon, delta)
-        if epsilon_svt < 2.0**-30:
-            raise ParameterError(
-                f"epsilon={epsilon:g} is too small for AdaptiveCov (its radius step would get epsilon < 2^-30): "
-                "use a larger epsilon, or algorithm='separate'"
-            )
-        epsilon_gauss = epsilon - epsilon_svt
-        while Fraction(epsilon_gauss) + Fraction(epsilon_svt) > Fraction(epsilon):
-            epsilon_gauss = math.nextafter(epsilon_gauss, 0.0)
-        # the paper's ρ/8 (trace) : 3ρ/4 (covariance, split in halves by SeparateCov) of the Gaussian steps
-        shares = {"trace": Fraction(1, 7), "vectors": Fraction(3, 7), "values": Fraction(3, 7), "gauss": Fraction(6, 7)}
+    epsilon_svt, epsilon_gauss, shares = budget_split(epsilon, delta, algorithm)
 
     def gaussian(sensitivity, changed, unit, slack, share):
         return calibrate(

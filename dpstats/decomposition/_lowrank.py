@@ -33,6 +33,7 @@ Two methods, both (ε, δ)-DP with δ > 0:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
@@ -61,7 +62,7 @@ from ..exceptions import OutOfBoundsError, ParameterError
 from ..noise.calibration import gaussian_sigma
 from ..noise.release import Statistic, grid_for
 
-__all__ = ["low_rank", "range_finder_sensitivity"]
+__all__ = ["SketchPlan", "low_rank", "range_finder_sensitivity", "sketch_plan"]
 
 METHODS = ("range_finder", "input_perturbation")
 
@@ -278,21 +279,8 @@ def low_rank(
         )
         L, R = _truncated_svd(release.apply(Statistic(A), rng), k)
         return L @ R
-    room = min(m, n) - k
-    p = min(k, room) if oversampling is None else check_int(oversampling, "oversampling", low=0, high=room)
-    ell = k + p
-    eps1, delta1 = split * epsilon, split * delta
-    eps2, delta2 = _rest(epsilon, eps1), _rest(delta, delta1)
-    tail = delta1 / 4
-    tau = range_finder_sensitivity(ell, tail)
-    omega_max = math.sqrt(2.0) * float(erfcinv(tail / (n * ell)))
-    # The products' floating-point errors, bounded through the declared bounds (public: checked before A is read).
-    entry = max(abs(lower), abs(upper))
-    finder_slack = _float_error_slack(n * entry, _grid(tau, ell, noise), gamma(n) * omega_max, extra=math.sqrt(n))
-    r_floor = math.sqrt(ell / m)  # the smallest possible largest row norm of an m × ell orthonormal basis
-    projection_slack = _float_error_slack(
-        m * entry, _grid(r_floor, ell * n, noise), gamma(m) * ORTHONORMAL_MARGIN, extra=1.0
-    )
+    plan = sketch_plan(m, n, k, oversampling, split, epsilon, delta, max(abs(lower), abs(upper)), noise)
+    ell, finder = plan.ell, plan.finder
     # Ω is secret and data-independent; drawing it before the charge (which uses no randomness) leaves the
     # stream, hence every release, as it was, and lets one pass over A check it and compute AΩ.
     omega = rng.standard_normal((n, ell))
@@ -300,19 +288,9 @@ def low_rank(
     if nonfinite:
         raise_nonfinite("A", nonfinite)
     _check_entries(outside, lower, upper)
-    finder = calibrate(
-        epsilon=eps1,
-        delta=delta1,
-        sensitivity=tau,
-        changed=ell,
-        slack=finder_slack,
-        noise=noise,
-        failure=delta1 / 2,
-        grid_bits=_GRID_BITS,
-    )
     charge(
         "low_rank",
-        [finder.event, _projection_event(eps2, delta2)],
+        [finder.event, plan.projection_event],
         rng=rng,
         accountant=accountant,
         relation=Relation.ROW,
@@ -326,11 +304,11 @@ def low_rank(
     # Q comes from a floating-point QR (and pruning): its row norms are computed, then rounded up generously.
     r = float(np.sqrt(np.einsum("ij,ij->i", Q, Q).max())) * ORTHONORMAL_MARGIN
     projection = calibrate(
-        epsilon=eps2,
-        delta=delta2,
-        sensitivity=max(r, r_floor),
+        epsilon=plan.epsilon,
+        delta=plan.delta,
+        sensitivity=max(r, plan.r_floor),
         changed=ell * n,
-        slack=projection_slack,
+        slack=plan.projection_slack,
         noise=noise,
         grid_bits=_GRID_BITS,
     )
@@ -339,6 +317,53 @@ def low_rank(
     Q2, R2 = np.linalg.qr(Q)
     L, R = _truncated_svd(R2 @ W, k)
     return engine.lazy_product(Q2 @ L, R, like=A)  # m × n, as large as A: lazy (in A's row chunks) on dask
+
+
+@dataclass(frozen=True)
+class SketchPlan:
+    """The range finder's calibration from public values (:func:`sketch_plan`): ℓ = k + p, the sketch's calibrated
+    noise, and what the projection needs before its basis is known (its budget, its sensitivity's floor, its
+    floating-point slack and its event)."""
+
+    ell: int
+    finder: object
+    epsilon: float
+    delta: float
+    r_floor: float
+    projection_slack: float
+    projection_event: Gaussian
+
+
+def sketch_plan(rows, columns, k, oversampling, split, epsilon, delta, entry: float, noise: str) -> SketchPlan:
+    """Calibrate the range finder of a ``rows`` × ``columns`` matrix whose entries are at most ``entry`` in absolute
+    value (the declared bounds): public values only, before A is read; shared by the release and its preview."""
+    room = min(rows, columns) - k
+    p = min(k, room) if oversampling is None else check_int(oversampling, "oversampling", low=0, high=room)
+    ell = k + p
+    eps1, delta1 = split * epsilon, split * delta
+    eps2, delta2 = _rest(epsilon, eps1), _rest(delta, delta1)
+    tail = delta1 / 4
+    tau = range_finder_sensitivity(ell, tail)
+    omega_max = math.sqrt(2.0) * float(erfcinv(tail / (columns * ell)))
+    # The products' floating-point errors, bounded through the declared bounds (public: checked before A is read).
+    finder_slack = _float_error_slack(
+        columns * entry, _grid(tau, ell, noise), gamma(columns) * omega_max, extra=math.sqrt(columns)
+    )
+    r_floor = math.sqrt(ell / rows)  # the smallest possible largest row norm of a rows × ell orthonormal basis
+    projection_slack = _float_error_slack(
+        rows * entry, _grid(r_floor, ell * columns, noise), gamma(rows) * ORTHONORMAL_MARGIN, extra=1.0
+    )
+    finder = calibrate(
+        epsilon=eps1,
+        delta=delta1,
+        sensitivity=tau,
+        changed=ell,
+        slack=finder_slack,
+        noise=noise,
+        failure=delta1 / 2,
+        grid_bits=_GRID_BITS,
+    )
+    return SketchPlan(ell, finder, eps2, delta2, r_floor, projection_slack, _projection_event(eps2, delta2))
 
 
 def _rest(total: float, part: float) -> float:

@@ -31,7 +31,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from scipy.special import betaln, erfcinv
+from scipy.special import betaln
 
 from .._kernels.gram import float_gram_error, grid_gram_slack, norm_bound_squared
 from .._kernels.rows import PROFILE_BITS
@@ -39,18 +39,17 @@ from .._release import Preview, calibrate, public_count
 from .._rounding import ORTHONORMAL_MARGIN, UNIT_ROUNDOFF, gamma
 from .._validation import check_bounds, check_int
 from ..accounting import Relation, split_epsilon, split_weighted
-from ..accounting.events import Exponential, Gaussian, PureDP, composed_gaussian
+from ..accounting.events import Exponential, PureDP, composed_gaussian
 from ..accounting.ledger import NoiseStatement
 from ..descriptive._previews import EXPONENTIAL, FAILURE, PublicRows, made, public_rows
 from ..exceptions import ParameterError
-from ..noise.calibration import gaussian_sigma
 from ..noise.release import GRID_BITS, grid_for
 from ..preprocessing import NORM_BOUNDS, RADIUS_QUANTILE, RADIUS_SHARE
 from ._bingham import OUTPUT_BITS, bingham_scale, check_certifiable, score_sensitivity
 from ._covariance import EIGEN_ALLOWANCE
 from ._covariance import OPTIONS as COVARIANCE_OPTIONS
-from ._dong import zcdp_budget
-from ._lowrank import range_finder_sensitivity
+from ._dong import budget_split
+from ._lowrank import sketch_plan
 from ._pca import MAX_N_ITER, SN_ERRATUM, default_n_iter
 from ._pca import OPTIONS as PCA_OPTIONS
 
@@ -406,20 +405,7 @@ def _dong_plan(epsilon, delta, algorithm, d, rows: PublicRows, noise):
     upper = d * (d + 1) // 2
     vectors_sensitivity = math.sqrt(2.0) * m * bound
     values_sensitivity = math.nextafter(math.sqrt(2.0) * m * bound * ORTHONORMAL_MARGIN, math.inf)
-    if algorithm == "separate":
-        epsilon_svt, epsilon_gauss = 0.0, epsilon
-        shares = {"vectors": Fraction(1, 2), "values": Fraction(1, 2)}
-    else:
-        epsilon_svt = min(math.sqrt(zcdp_budget(epsilon, delta) / 4.0), epsilon / 2.0)
-        if epsilon_svt < 2.0**-30:
-            raise ParameterError(
-                f"epsilon={epsilon:g} is too small for AdaptiveCov (its radius step would get epsilon < 2^-30): "
-                "use a larger epsilon, or algorithm='separate'"
-            )
-        epsilon_gauss = epsilon - epsilon_svt
-        while Fraction(epsilon_gauss) + Fraction(epsilon_svt) > Fraction(epsilon):
-            epsilon_gauss = math.nextafter(epsilon_gauss, 0.0)
-        shares = {"trace": Fraction(1, 7), "vectors": Fraction(3, 7), "values": Fraction(3, 7), "gauss": Fraction(6, 7)}
+    epsilon_svt, epsilon_gauss, shares = budget_split(epsilon, delta, algorithm)
 
     def gaussian(sensitivity, changed, unit, slack, share):
         return calibrate(
@@ -595,28 +581,6 @@ def cca_preview(
     return made("cca", [*events, noise_.event], [stated], note=note, relation=rows.relation)
 
 
-def _rest(total: float, part: float) -> float:
-    rest = total - part
-    while Fraction(part) + Fraction(rest) > Fraction(total):
-        rest = math.nextafter(rest, 0.0)
-    return rest
-
-
-def _float_error_slack(largest_l1: float, grid, factor: float, *, extra: float) -> float:
-    """:func:`dpstats.low_rank`'s check that the products' rounding stays within a quarter of the noise grid
-    (public values; the preview refuses where the call would), and the slack it charges."""
-    if grid is None:
-        return 0.0
-    error = factor * (largest_l1 + extra)
-    if not error <= float(grid) / 4:
-        raise ParameterError(
-            f"bounds are too wide for a floating-point-safe release at this noise level: entries up to "
-            f"{largest_l1:.3g}/row or column in L1 allow a rounding error of {error:.3g} in the products, above a "
-            f"quarter of the noise grid ({float(grid):.3g}); narrow the bounds, or divide A by a public constant"
-        )
-    return float(grid) / 2
-
-
 def low_rank_preview(
     epsilon,
     delta,
@@ -644,36 +608,10 @@ def low_rank_preview(
     lower, upper = check_bounds(bounds)
     if lower.ndim or upper.ndim:
         raise ParameterError(f"bounds must be a pair of numbers (lower, upper) for every entry of A; got {bounds!r}")
-    room = min(rows, columns) - k
-    p = min(k, room) if oversampling is None else check_int(oversampling, "oversampling", low=0, high=room)
-    ell = k + p
-    eps1, delta1 = split * epsilon, split * delta
-    eps2, delta2 = _rest(epsilon, eps1), _rest(delta, delta1)
-    tail = delta1 / 4
-    tau = range_finder_sensitivity(ell, tail)
-    omega_max = math.sqrt(2.0) * float(erfcinv(tail / (columns * ell)))
     entry = max(abs(float(lower)), abs(float(upper)))
-
-    def grid(sensitivity, changed):
-        return None if noise == "float" else grid_for(sensitivity / math.sqrt(changed), 10)
-
-    finder_slack = _float_error_slack(
-        columns * entry, grid(tau, ell), gamma(columns) * omega_max, extra=math.sqrt(columns)
-    )
-    r_floor = math.sqrt(ell / rows)
-    _float_error_slack(rows * entry, grid(r_floor, ell * columns), gamma(rows) * ORTHONORMAL_MARGIN, extra=1.0)
-    finder = calibrate(
-        epsilon=eps1,
-        delta=delta1,
-        sensitivity=tau,
-        changed=ell,
-        slack=finder_slack,
-        noise=noise,
-        failure=delta1 / 2,
-        grid_bits=10,
-    )
-    multiplier = gaussian_sigma(1.0, eps2, delta2) * (1.0 - 2.0**-30)
-    projection = Gaussian(eps2, delta2, sigma=multiplier, sensitivity=1.0, discrete=False)
+    plan = sketch_plan(rows, columns, k, oversampling, split, epsilon, delta, entry, noise)
+    ell, finder, projection, r_floor = plan.ell, plan.finder, plan.projection_event, plan.r_floor
+    multiplier = projection.sigma
     note = (
         f"range finder, l={ell}, split={split:g}; the projection's noise is {multiplier:.4g} times the largest row "
         f"norm of the sketch's basis, between {r_floor:.3g} and 1 (public after the sketch)"
